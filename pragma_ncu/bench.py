@@ -1,0 +1,79 @@
+"""`bench`: build a kernel, then verify and time it at each requested shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pragma_ncu import task as tasks
+from pragma_ncu.build import BuildResult
+from pragma_ncu.ceilings import Ceiling, ceiling_for
+from pragma_ncu.errors import NoGPUError
+from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.runner import DeviceInfo, Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
+from pragma_ncu.toolchain import arch_flag, find_nvcc
+from pragma_ncu.worker.protocol import TimingConfig
+
+DEFAULT_ARCH = "sm_90"
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    shape: Shape
+    task: ResolvedTask
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    spec: TaskSpec
+    params: dict[str, ParamValue]
+    build: BuildResult
+    device: DeviceInfo | None
+    no_gpu_reason: str | None
+    ceiling: Ceiling | None
+    rows: tuple[BenchRow, ...]
+
+    @property
+    def all_verified(self) -> bool:
+        return bool(self.rows) and all(r.measurement.status is Status.OK for r in self.rows)
+
+
+def worker_command(settings: Settings) -> list[str]:
+    return [settings.python, "-m", "pragma_ncu.worker"]
+
+
+def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,
+              params: dict[str, ParamValue] | None = None, arch: str | None = None,
+              timing: TimingConfig | None = None, progress: Progress = lambda _: None,
+              ) -> BenchReport:
+    """Build once, then measure every shape in `runner`'s worker."""
+    params = {**spec.default_params(), **(params or {})}
+    tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
+    nvcc = find_nvcc(settings)
+    device, reason = _open_device(runner, progress)
+    target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
+    progress(f"compiling {spec.source_path.name} for {target}")
+    built, harness = tasks.build_with_harness(spec, target, nvcc, settings, params)
+    if device is None or not built.ok:
+        return BenchReport(spec, params, built, device, reason, None, ())
+    assert harness.cubin_path is not None
+    progress("copy-bandwidth ceiling")
+    ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
+    rows = []
+    for shape, task in tasks_by_shape:
+        progress(f"shape {shape.name} ({shape.label()})")
+        req = tasks.eval_request(spec, task, built, harness, timing=timing or TimingConfig())
+        rows.append(BenchRow(shape, task, runner.evaluate(req)))
+    return BenchReport(spec, params, built, device, None, ceiling, tuple(rows))
+
+
+def _open_device(runner: Runner, progress: Progress) -> tuple[DeviceInfo | None, str | None]:
+    progress("starting the GPU worker")
+    try:
+        return runner.hello(), None
+    except NoGPUError as exc:
+        return None, exc.reason

@@ -1,0 +1,220 @@
+"""Compiling kernels with nvcc to cubins, with resource usage from `-Xptxas -v`.
+
+Compiles are cached by content hash (source and its local includes, flags, defines, arch, nvcc
+version) and run in parallel across CPU cores; a compile error is a result, not an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from pragma_ncu.toolchain import NvccInfo
+
+COMPILE_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    registers: int = 0
+    shared_static: int = 0  # bytes of static shared memory per block
+    stack: int = 0  # bytes of stack frame per thread
+    spill_stores: int = 0  # bytes
+    spill_loads: int = 0  # bytes
+    barriers: int = 0
+    const_mem: int = 0
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    source: str  # the .cu text
+    source_name: str  # for messages and -I of its folder
+    kernel_name: str
+    arch: str  # e.g. "sm_90"
+    flags: tuple[str, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    lineinfo: bool = True
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    status: str  # "ok" | "compile_error" | "kernel_not_found"
+    kernel_name: str  # the requested name
+    symbol: str | None  # the entry point in the cubin (mangled for C++ names)
+    cubin_path: str | None
+    resources: KernelResources | None
+    log: str  # nvcc's output (errors, warnings, ptxas report)
+    arch: str
+    command: tuple[str, ...]
+    key: str
+    entries: tuple[str, ...] = ()
+    cache_hit: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict) -> BuildResult:
+        res = data.get("resources")
+        fields = {**data, "resources": KernelResources(**res) if res else None,
+                  "command": tuple(data["command"]), "entries": tuple(data.get("entries", ()))}
+        return BuildResult(**fields)
+
+
+@dataclass
+class BuildCache:
+    """Compiled cubins under `root/<key>/`; safe to share between processes (atomic renames)."""
+
+    root: Path
+    hits: int = field(default=0)
+
+    def entry(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+
+def parse_ptxas(log: str) -> dict[str, KernelResources]:
+    """Per-entry resources from a `-Xptxas -v` report."""
+    out: dict[str, KernelResources] = {}
+    current: str | None = None
+    values: dict[str, int] = {}
+    for line in log.splitlines():
+        m = re.search(r"(?:Compiling entry function|Function properties for) '?([\w$.]+)'?", line)
+        if m:
+            if current and current != m.group(1):
+                out[current] = KernelResources(**values)
+                values = {}
+            current = m.group(1)
+            continue
+        if current is None:
+            continue
+        for pattern, key in (
+            (r"(\d+) bytes stack frame", "stack"), (r"(\d+) bytes spill stores", "spill_stores"),
+            (r"(\d+) bytes spill loads", "spill_loads"), (r"Used (\d+) registers", "registers"),
+            (r"used (\d+) barriers", "barriers"), (r"(\d+) bytes smem", "shared_static"),
+            (r"(\d+) bytes cmem\[0\]", "const_mem"),
+        ):
+            found = re.search(pattern, line)
+            if found:
+                values[key] = int(found.group(1))
+    if current:
+        out[current] = KernelResources(**values)
+    return out
+
+
+def find_symbol(name: str, entries: Sequence[str]) -> str | None:
+    """The entry for `name`: itself (extern "C"), or a mangled C++ name of that function."""
+    if name in entries:
+        return name
+    mangled = [e for e in entries if re.match(rf"_Z(?:N\w*?)?{len(name)}{re.escape(name)}", e)]
+    return mangled[0] if mangled else None
+
+
+def local_includes(source: str, folder: Path, seen: set[Path] | None = None) -> list[Path]:
+    """Files pulled in with #include "..." from `folder`, recursively (for the cache key)."""
+    seen = set() if seen is None else seen
+    found = []
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', source, flags=re.M):
+        path = (folder / name).resolve()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        found.append(path)
+        found += local_includes(path.read_text(errors="replace"), path.parent, seen)
+    return found
+
+
+def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
+    h = hashlib.sha256()
+    folder = Path(req.source_name).parent
+    parts = [req.source, req.kernel_name, req.arch, list(req.flags), list(req.defines),
+             list(req.include_dirs), req.lineinfo, nvcc.banner]
+    h.update(json.dumps(parts).encode())
+    for path in local_includes(req.source, folder):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> list[str]:
+    cmd = [nvcc.path, f"-arch={req.arch}", "-cubin", "-Xptxas", "-v", "-o", str(out)]
+    if req.lineinfo:
+        cmd.append("-lineinfo")
+    cmd += [f"-D{k}={v}" for k, v in req.defines]
+    folder = Path(req.source_name).parent
+    cmd += [f"-I{d}" for d in (*req.include_dirs, str(folder) if str(folder) else ".")]
+    cmd += list(req.flags)
+    cmd.append(str(src))
+    return cmd
+
+
+def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
+    """Compile one kernel (or return the cached result of the same compile)."""
+    key = cache_key(req, nvcc)
+    entry = cache.entry(key)
+    meta = entry / "build.json"
+    if meta.is_file():
+        cache.hits += 1
+        return replace(BuildResult.from_json(json.loads(meta.read_text())), cache_hit=True,
+                       seconds=0.0)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}-", dir=entry.parent))
+    try:
+        result = _compile(req, nvcc, key, tmp, entry)
+        (tmp / "build.json").write_text(json.dumps(result.to_json(), indent=1))
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # another process finished the same compile first: use theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists() and not entry.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
+    src = tmp / "kernel.cu"
+    src.write_text(req.source)
+    cmd = nvcc_command(req, nvcc, src, tmp / "kernel.cubin")
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        log, rc = (proc.stdout + proc.stderr).replace(str(src), req.source_name), proc.returncode
+    except subprocess.TimeoutExpired:
+        log, rc = f"nvcc did not finish within {COMPILE_TIMEOUT_S} s", -1
+    seconds = time.perf_counter() - start
+    common = dict(kernel_name=req.kernel_name, arch=req.arch, command=tuple(cmd), key=key,
+                  seconds=seconds, log=log)
+    if rc != 0:
+        return BuildResult(status="compile_error", symbol=None, cubin_path=None, resources=None,
+                           **common)
+    per_entry = parse_ptxas(log)
+    symbol = find_symbol(req.kernel_name, list(per_entry))
+    if symbol is None:
+        return BuildResult(status="kernel_not_found", symbol=None, cubin_path=None,
+                           resources=None, entries=tuple(per_entry), **common)
+    return BuildResult(status="ok", symbol=symbol, cubin_path=str(entry / "kernel.cubin"),
+                       resources=per_entry[symbol], entries=tuple(per_entry), **common)
+
+
+def build_many(reqs: Sequence[BuildRequest], nvcc: NvccInfo, cache: BuildCache,
+               jobs: int) -> list[BuildResult]:
+    """Compile in parallel on `jobs` threads (each runs an nvcc process); results in order."""
+    if len(reqs) <= 1 or jobs <= 1:
+        return [build(r, nvcc, cache) for r in reqs]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda r: build(r, nvcc, cache), reqs))

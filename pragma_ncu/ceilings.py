@@ -1,0 +1,52 @@
+"""The copy-bandwidth ceiling of a device: measured once by the worker, cached per device."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pragma_ncu.runner import Runner
+
+CEILING_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    gbps: float
+    method: str
+    methods: dict[str, float]
+    device: str
+    measured_at: str
+    cached: bool = False
+
+
+def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
+                refresh: bool = False) -> Ceiling:
+    """This device's ceiling from the cache, or measured now and cached."""
+    device = runner.hello()
+    key = f"{device.uuid}:{device.driver_version}"
+    cache = _read(cache_file)
+    if not refresh and key in cache:
+        return Ceiling(**{**cache[key], "cached": True})
+    answer = runner.call({"op": "ceiling", "harness": harness_cubin, "bytes": CEILING_BYTES})
+    if not answer.get("ok"):
+        raise RuntimeError(f"measuring the copy ceiling failed: {answer.get('error')}")
+    c = answer["ceiling"]
+    result = Ceiling(gbps=c["gbps"], method=c["method"], methods=c["methods"], device=device.name,
+                     measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
+    cache[key] = {k: v for k, v in asdict(result).items() if k != "cached"}
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cache, indent=1))
+    tmp.replace(cache_file)
+    return result
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, json.JSONDecodeError):
+        return {}

@@ -1,0 +1,1 @@
+"""The `pragma-ncu` command line: thin commands over the library."""

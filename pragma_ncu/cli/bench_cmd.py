@@ -1,0 +1,86 @@
+"""`pragma-ncu bench`: verify and time a kernel at its spec's shapes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pragma_ncu import render
+from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import load_settings
+from pragma_ncu.worker.protocol import TimingConfig
+
+
+@click.command()
+@click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
+              help="The .cu file (its spec is the .toml beside it unless --spec is given).")
+@click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@click.option("--shape", "shapes", multiple=True,
+              help="A shape name from the spec, or dims as T=4096,d=11008 (repeatable).")
+@click.option("--param", "params", multiple=True, help="Override a parameter: NAME=VALUE.")
+@click.option("--arch", help="Compile for this arch (default: the GPU's; sm_90 without one).")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Seconds one shape may take before the worker is killed.")
+@click.option("--budget-ms", type=float, default=100.0, show_default=True,
+              help="GPU time spent in timed repetitions per shape.")
+@click.option("--require-gpu", is_flag=True, help="Exit with status 3 when no GPU is present.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tuple[str, ...],
+          arch: str | None, timeout: float, budget_ms: float, require_gpu: bool,
+          fmt: str) -> None:
+    """Build, verify and time a kernel at each shape of its spec.
+
+    Prints one row per shape: median time and spread, achieved GB/s, percent of the
+    device's measured copy ceiling and of a same-size copy, registers, spills, theoretical
+    occupancy and the verification status. Exit status: 0 all verified (or no GPU), 1 a shape
+    failed, 2 bad input, 3 no GPU with --require-gpu.
+    """
+    settings = load_settings()
+    task = load_task(kernel, spec)
+    chosen = pick_shapes(task, shapes)
+    timing = TimingConfig(budget_ms=budget_ms)
+    try:
+        with Runner(worker_command(settings), timeout_s=timeout) as runner:
+            report = run_bench(task, chosen, settings, runner, params=parse_params(params),
+                               arch=arch, timing=timing,
+                               progress=progress_printer(fmt == "table" and sys.stderr.isatty()))
+    except PragmaError as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        emit_json(render.bench_json(report))
+    else:
+        _print_table(report)
+    sys.exit(_exit_code(report, require_gpu))
+
+
+def _print_table(report) -> None:  # type: ignore[no-untyped-def]
+    for line in render.bench_header(report):
+        click.echo(line)
+    if not report.build.ok:
+        click.echo(f"\n{report.build.log.strip()}")
+        if report.build.entries:
+            click.echo(f"entry points in the cubin: {', '.join(report.build.entries)}")
+        return
+    if report.device is None:
+        click.echo(f"\nno GPU: {report.no_gpu_reason}\n"
+                   "The kernel compiled (resources above); verification and timing need a CUDA "
+                   "GPU. Run `pragma-ncu doctor` for what is missing.")
+        return
+    click.echo("")
+    click.echo(render.bench_table(report))
+    for line in render.failure_details(report):
+        click.echo(f"  {line}")
+
+
+def _exit_code(report, require_gpu: bool) -> int:  # type: ignore[no-untyped-def]
+    if not report.build.ok:
+        return 1
+    if report.device is None:
+        return 3 if require_gpu else 0
+    return 0 if report.all_verified else 1

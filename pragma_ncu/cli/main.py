@@ -1,0 +1,27 @@
+"""Entry point of the `pragma-ncu` command."""
+
+from __future__ import annotations
+
+import click
+
+from pragma_ncu import __version__
+from pragma_ncu.cli.bench_cmd import bench
+from pragma_ncu.cli.doctor_cmd import doctor
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pragma-ncu")
+def cli() -> None:
+    """Make CUDA kernels faster under the guidance of Nsight Compute.
+
+    Start with `pragma-ncu doctor` to see what this machine can do, then
+    `pragma-ncu bench --kernel examples/silu_and_mul.cu`.
+    """
+
+
+cli.add_command(bench)
+cli.add_command(doctor)
+
+
+def main() -> None:
+    cli(prog_name="pragma-ncu")

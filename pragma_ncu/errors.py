@@ -1,0 +1,56 @@
+"""Typed exceptions for unexpected failures.
+
+Expected failures of a candidate (compile error, wrong answer, hang, ...) are data: a status on the
+result. These exceptions are for bad input and broken environments; each names the bad value and
+what was allowed, so the CLI can print it without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class PragmaError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class SpecError(PragmaError):
+    """A task spec is malformed: `field` names where, `expected` says what was allowed."""
+
+    def __init__(self, source: str, field: str, expected: str, got: object = None) -> None:
+        self.source = source
+        self.field = field
+        self.expected = expected
+        self.got = got
+        detail = f"{source}: field '{field}': expected {expected}"
+        if got is not None:
+            detail += f", got {got!r}"
+        super().__init__(detail)
+
+
+class ExpressionError(PragmaError):
+    """An expression in a spec cannot be parsed or evaluated."""
+
+
+class ToolchainError(PragmaError):
+    """A required tool (nvcc, ncu, a GPU) is missing or unusable; the message says how to fix it."""
+
+
+class KernelNotFoundError(PragmaError):
+    """The spec names a kernel the compiled code does not contain."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        self.name = name
+        self.available = available
+        listed = ", ".join(available) if available else "none"
+        super().__init__(f"kernel '{name}' not found in the compiled code; entry points: {listed}")
+
+
+class NoGPUError(ToolchainError):
+    """No CUDA device could be opened; `reason` is what the driver or the worker said."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"no CUDA GPU available: {reason}")
+
+
+class WorkerProtocolError(PragmaError):
+    """The worker process answered something that is not a protocol message."""

@@ -1,0 +1,138 @@
+"""What measuring one candidate at one shape produced: the `Measurement` noun and its parts.
+
+Expected failures are statuses here (compile error, wrong answer, hang, crash, ...), never
+exceptions. The worker fills these from the GPU; `classify_check` turns raw counts into a status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from pragma_ncu.stats import TimingStats
+
+
+class Status(str, Enum):
+    OK = "ok"
+    COMPILE_ERROR = "compile_error"
+    KERNEL_NOT_FOUND = "kernel_not_found"
+    LAUNCH_ERROR = "launch_error"  # the launch was refused (bad geometry, too many resources)
+    RUNTIME_ERROR = "runtime_error"  # illegal address, misaligned access, trap, ...
+    TIMEOUT = "timeout"  # the kernel (or the worker) did not finish in time: killed
+    WORKER_CRASH = "worker_crash"  # the worker process died without an answer
+    OUT_OF_BOUNDS_WRITE = "out_of_bounds_write"  # a guard region around an array changed
+    INPUT_MUTATED = "input_mutated"  # an input-role array changed
+    UNWRITTEN_OUTPUT = "unwritten_output"  # output elements still hold the poison pattern
+    WRONG_ANSWER = "wrong_answer"
+    REFERENCE_ERROR = "reference_error"  # the reference itself failed
+    NO_GPU = "no_gpu"
+
+    @property
+    def is_verified(self) -> bool:
+        return self is Status.OK
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    name: str
+    numel: int
+    bad: int
+    unwritten: int
+    nan_out: int
+    max_abs: float
+    max_rel: float
+    first_bad: int | None = None
+    sample_out: float | None = None  # value at first_bad, for the message
+    sample_ref: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckRound:
+    phase: str  # "verify" (before timing) | "reverify" (after timing, fresh inputs)
+    seed: int
+    status: Status
+    outputs: tuple[OutputCheck, ...] = ()
+    guard_violations: tuple[tuple[str, int], ...] = ()  # (array, bytes changed)
+    mutated_inputs: tuple[tuple[str, int], ...] = ()  # (array, bytes changed)
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    status: Status
+    shape: str
+    message: str = ""
+    checks: tuple[CheckRound, ...] = ()
+    timing: TimingStats | None = None
+    bytes_moved: int = 0
+    flops: float | None = None
+    active_blocks_per_sm: int | None = None
+    occupancy: float | None = None  # theoretical, 0..1
+    copy_us: float | None = None  # a device-to-device copy of the same bytes, for scale
+    seconds: float = 0.0  # wall time of this evaluation in the worker
+    reference_seconds: float = 0.0  # of which spent computing the reference
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gbps(self) -> float | None:
+        if self.timing is None or self.timing.median_us <= 0 or not self.bytes_moved:
+            return None
+        return self.bytes_moved / (self.timing.median_us * 1e3)
+
+    def fraction_of(self, ceiling_gbps: float | None) -> float | None:
+        gbps = self.gbps
+        return gbps / ceiling_gbps if gbps is not None and ceiling_gbps else None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["gbps"] = self.gbps
+        if self.timing is not None:
+            data["timing"]["spread_pct"] = self.timing.spread_pct
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Measurement:
+        timing = data.get("timing")
+        checks = tuple(_check_from_json(c) for c in data.get("checks", ()))
+        known = {k: v for k, v in data.items() if k in Measurement.__dataclass_fields__}
+        if timing is not None:
+            timing = TimingStats(**{k: v for k, v in timing.items()
+                                    if k in TimingStats.__dataclass_fields__})
+        return Measurement(**{**known, "status": Status(data["status"]), "checks": checks,
+                              "timing": timing})
+
+
+def _check_from_json(data: dict[str, Any]) -> CheckRound:
+    return CheckRound(
+        phase=data["phase"], seed=data["seed"], status=Status(data["status"]),
+        outputs=tuple(OutputCheck(**o) for o in data.get("outputs", ())),
+        guard_violations=tuple(tuple(g) for g in data.get("guard_violations", ())),  # type: ignore[misc]
+        mutated_inputs=tuple(tuple(g) for g in data.get("mutated_inputs", ())),  # type: ignore[misc]
+        message=data.get("message", ""),
+    )
+
+
+def classify_check(outputs: tuple[OutputCheck, ...], guard_violations: tuple[tuple[str, int], ...],
+                   mutated_inputs: tuple[tuple[str, int], ...],
+                   max_bad_fraction: float) -> tuple[Status, str]:
+    """The status of one check round and a one-line reason; the most serious finding wins."""
+    if guard_violations:
+        where = ", ".join(f"{n} ({b} bytes)" for n, b in guard_violations)
+        return Status.OUT_OF_BOUNDS_WRITE, f"wrote outside the array bounds: {where}"
+    if mutated_inputs:
+        where = ", ".join(f"{n} ({b} bytes changed)" for n, b in mutated_inputs)
+        return Status.INPUT_MUTATED, f"modified input arrays: {where}"
+    unwritten = [o for o in outputs if o.unwritten]
+    if unwritten:
+        where = ", ".join(f"{o.name}: {o.unwritten} of {o.numel}" for o in unwritten)
+        return Status.UNWRITTEN_OUTPUT, f"output elements never written: {where}"
+    for o in outputs:
+        allowed = int(max_bad_fraction * o.numel)
+        if o.bad > allowed:
+            at = "" if o.first_bad is None else (
+                f"; first at index {o.first_bad}: got {o.sample_out}, expected {o.sample_ref}")
+            return Status.WRONG_ANSWER, (
+                f"{o.name}: {o.bad} of {o.numel} elements outside tolerance (allowed {allowed}), "
+                f"max abs err {o.max_abs:.3g}, max rel err {o.max_rel:.3g}{at}")
+    return Status.OK, ""

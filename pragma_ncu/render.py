@@ -1,0 +1,100 @@
+"""Rendering results for people (tables) and scripts (JSON-ready dicts)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from tabulate import tabulate
+
+from pragma_ncu.bench import BenchReport, BenchRow
+from pragma_ncu.build import BuildResult
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def bench_rows(report: BenchReport) -> list[dict[str, Any]]:
+    """One flat record per shape: what the table shows, as numbers."""
+    res = report.build.resources
+    ceiling = report.ceiling.gbps if report.ceiling else None
+    out = []
+    for row in report.rows:
+        m = row.measurement
+        t = m.timing
+        out.append({
+            "shape": row.shape.name, "dims": row.shape.label(), "status": m.status.value,
+            "median_us": t.median_us if t else None,
+            "spread_pct": t.spread_pct if t else None, "reps": t.reps if t else None,
+            "timing_mode": t.mode if t else None, "gbps": m.gbps,
+            "pct_of_ceiling": 100 * m.gbps / ceiling if m.gbps and ceiling else None,
+            "pct_of_same_size_copy": (100 * m.copy_us / t.median_us
+                                      if t and m.copy_us else None),
+            "registers": res.registers if res else None,
+            "spill_bytes": (res.spill_stores + res.spill_loads) if res else None,
+            "occupancy_pct": 100 * m.occupancy if m.occupancy is not None else None,
+            "message": m.message,
+        })
+    return out
+
+
+def bench_table(report: BenchReport) -> str:
+    headers = ["shape", "median µs", "spread", "GB/s", "% ceiling", "% copy", "regs", "spill B",
+               "occupancy", "status"]
+    table = []
+    for r in bench_rows(report):
+        table.append([
+            r["shape"], _fmt(r["median_us"], ".2f"), _fmt(r["spread_pct"], ".1f", "%"),
+            _fmt(r["gbps"], ".0f"), _fmt(r["pct_of_ceiling"], ".1f"),
+            _fmt(r["pct_of_same_size_copy"], ".1f"), r["registers"], r["spill_bytes"],
+            _fmt(r["occupancy_pct"], ".0f", "%"), r["status"],
+        ])
+    return tabulate(table, headers=headers, disable_numparse=True)
+
+
+def bench_header(report: BenchReport) -> list[str]:
+    lines = [f"kernel  {report.spec.kernel_name} ({report.spec.source_path})"
+             + (f"  params {report.params}" if report.params else "")]
+    lines.append(build_line(report.build))
+    if report.device is not None:
+        d = report.device
+        lines.append(f"device  {d.name} (sm_{d.compute_capability.replace('.', '')}, "
+                     f"{d.sm_count} SMs, L2 {d.l2_bytes >> 20} MiB, driver {d.driver})")
+    if report.ceiling is not None:
+        c = report.ceiling
+        lines.append(f"ceiling {c.gbps:.0f} GB/s device copy ({c.method}; measured "
+                     f"{c.measured_at}{', cached' if c.cached else ''})")
+    return lines
+
+
+def build_line(b: BuildResult) -> str:
+    if not b.ok:
+        return f"build   {b.status} ({b.arch})"
+    r = b.resources
+    assert r is not None
+    cached = "cached" if b.cache_hit else f"{b.seconds:.2f} s"
+    return (f"build   {b.arch}: {r.registers} registers, {r.shared_static} B static smem, "
+            f"{r.spill_stores + r.spill_loads} B spills, {r.stack} B stack ({cached})")
+
+
+def failure_details(report: BenchReport) -> list[str]:
+    return [f"{row.shape.name}: {row.measurement.status.value}: {row.measurement.message}"
+            for row in report.rows if row.measurement.message]
+
+
+def bench_json(report: BenchReport) -> dict[str, Any]:
+    return {
+        "kernel": report.spec.kernel_name, "source": str(report.spec.source_path),
+        "params": report.params, "build": asdict(report.build),
+        "device": asdict(report.device) if report.device else None,
+        "no_gpu": report.no_gpu_reason,
+        "ceiling": asdict(report.ceiling) if report.ceiling else None,
+        "rows": bench_rows(report),
+        "measurements": [row_json(r) for r in report.rows],
+    }
+
+
+def row_json(row: BenchRow) -> dict[str, Any]:
+    return {"shape": row.shape.name, "dims": row.shape.as_dict(),
+            "bytes_moved": row.task.bytes_moved, **row.measurement.to_json()}

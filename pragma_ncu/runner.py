@@ -1,0 +1,220 @@
+"""The parent side of the worker: spawn it, send requests, enforce timeouts, survive crashes.
+
+A worker is a fresh Python process (`python -m pragma_ncu.worker`, never a fork) in its own
+process group; on a timeout the whole group is killed. After a crash, a hang or a sticky CUDA
+error, the next request starts a new worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import IO, Any
+
+from pragma_ncu.errors import NoGPUError, WorkerProtocolError
+from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.worker.protocol import EvalRequest, encode
+
+HELLO_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str
+    uuid: str
+    compute_capability: str
+    arch: str
+    sm_count: int
+    l2_bytes: int
+    memory_bytes: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    max_registers_per_sm: int
+    max_registers_per_block: int
+    max_shared_per_block: int
+    max_shared_per_block_optin: int
+    max_shared_per_sm: int
+    clock_khz: int
+    memory_clock_khz: int
+    memory_bus_bits: int
+    driver_version: int
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> DeviceInfo:
+        return DeviceInfo(**{k: data[k] for k in DeviceInfo.__dataclass_fields__})
+
+    @property
+    def driver(self) -> str:
+        return f"{self.driver_version // 1000}.{self.driver_version % 1000 // 10}"
+
+
+class WorkerDied(Exception):
+    """The worker exited or was killed before answering; `status` says which."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class WorkerProcess:
+    """One live worker process and its pipes."""
+
+    def __init__(self, command: Sequence[str], env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, env=env,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr_tail: deque[str] = deque(maxlen=40)
+        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
+        threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True).start()
+
+    def _pump(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _pump_err(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            self.stderr_tail.append(line.decode(errors="replace").rstrip())
+
+    def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(encode(message))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerDied(Status.WORKER_CRASH, self._died_message()) from None
+        try:
+            line = self.lines.get(timeout=timeout_s)
+        except queue.Empty:
+            self.kill()
+            raise WorkerDied(Status.TIMEOUT, f"no answer within {timeout_s:.0f} s: killed "
+                             "(a kernel that hangs, or a timeout set too short)") from None
+        if line is None:
+            self.proc.wait(timeout=10)
+            raise WorkerDied(Status.WORKER_CRASH, self._died_message())
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            raise WorkerProtocolError(f"worker sent a non-protocol line: {line[:200]!r}") from None
+        if not isinstance(answer, dict):
+            raise WorkerProtocolError(f"worker sent {answer!r}, expected an object")
+        return answer
+
+    def _died_message(self) -> str:
+        code = self.proc.poll()
+        tail = "\n".join(list(self.stderr_tail)[-8:])
+        return f"worker exited with code {code}" + (f":\n{tail}" if tail else "")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                self.request({"op": "exit"}, timeout_s=0.01)
+            except (WorkerDied, WorkerProtocolError):
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Runner:
+    """Evaluates candidates in a worker; a candidate's crash or hang is a status, not an error."""
+
+    def __init__(self, command: Sequence[str], timeout_s: float = 60.0,
+                 env: dict[str, str] | None = None) -> None:
+        self.command = list(command)
+        self.timeout_s = timeout_s
+        self.env = env
+        self.worker: WorkerProcess | None = None
+        self.device: DeviceInfo | None = None
+        self.restarts = 0
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def _ensure(self) -> WorkerProcess:
+        if self.worker is not None and self.worker.alive():
+            return self.worker
+        if self.worker is not None:
+            self.restarts += 1
+        self.worker = WorkerProcess(self.command, self.env)
+        try:
+            answer = self.worker.request({"op": "hello"}, HELLO_TIMEOUT_S)
+        except WorkerDied as exc:
+            self.worker.kill()
+            self.worker = None
+            raise NoGPUError(f"the worker did not start: {exc}") from None
+        if not answer.get("ok"):
+            self.worker.close()
+            self.worker = None
+            raise NoGPUError(str(answer.get("error", answer)))
+        self.device = DeviceInfo.from_json(answer["device"])
+        return self.worker
+
+    def hello(self) -> DeviceInfo:
+        """Start a worker (if none is running) and return the device it opened."""
+        self._ensure()
+        assert self.device is not None
+        return self.device
+
+    def call(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        """Send one request; kills and forgets the worker after a fatal answer."""
+        worker = self._ensure()
+        answer = worker.request(message, timeout_s or self.timeout_s)
+        if answer.get("fatal"):
+            worker.kill()
+            self.worker = None
+        return answer
+
+    def evaluate(self, req: EvalRequest, timeout_s: float | None = None) -> Measurement:
+        """Verify and time one candidate at one shape; never raises for the candidate's faults."""
+        start = time.perf_counter()
+        base = Measurement(status=Status.OK, shape=req.task.shape_name,
+                           bytes_moved=req.task.bytes_moved, flops=req.task.flops)
+        try:
+            answer = self.call(req.to_message(), timeout_s)
+        except WorkerDied as exc:
+            self.worker = None
+            return replace(base, status=exc.status, message=str(exc),
+                           seconds=time.perf_counter() - start)
+        if answer.get("ok"):
+            return Measurement.from_json(answer["measurement"])
+        status = Status.RUNTIME_ERROR if answer.get("fatal") else Status.LAUNCH_ERROR
+        if answer.get("kind") == "internal":
+            status = Status.WORKER_CRASH
+        return replace(base, status=status, message=str(answer.get("error")),
+                       extra={k: v for k, v in answer.items() if k == "trace"},
+                       seconds=time.perf_counter() - start)

@@ -1,0 +1,65 @@
+"""Settings: the one place that reads environment variables and default tool paths.
+
+Everything else receives a `Settings` value. Environment variables:
+
+- PRAGMA_NCU_CACHE: cache directory (compiled kernels, measured ceilings); default
+  $XDG_CACHE_HOME/pragma-ncu or ~/.cache/pragma-ncu.
+- PRAGMA_NCU_NVCC: the nvcc to use; default `nvcc` on PATH, then $CUDA_HOME/bin/nvcc.
+- PRAGMA_NCU_NCU: the ncu to use; default `ncu` on PATH.
+- PRAGMA_NCU_NCU_PYTHON: folder holding ncu_report.py; default found from the ncu install.
+- PRAGMA_NCU_PYTHON: the Python interpreter that runs workers; default this one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache_dir: Path
+    nvcc: str | None
+    ncu: str | None
+    ncu_python_dir: Path | None
+    python: str
+    jobs: int
+
+    def with_(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _default_cache_dir(env: dict[str, str]) -> Path:
+    if env.get("PRAGMA_NCU_CACHE"):
+        return Path(env["PRAGMA_NCU_CACHE"]).expanduser()
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pragma-ncu"
+
+
+def _find_nvcc(env: dict[str, str]) -> str | None:
+    if env.get("PRAGMA_NCU_NVCC"):
+        return env["PRAGMA_NCU_NVCC"]
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for home in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and Path(home, "bin", "nvcc").is_file():
+            return str(Path(home, "bin", "nvcc"))
+    return None
+
+
+def load_settings(env: dict[str, str] | None = None) -> Settings:
+    """Read settings from the environment (or from `env`, for tests)."""
+    env = dict(os.environ if env is None else env)
+    ncu_py = env.get("PRAGMA_NCU_NCU_PYTHON")
+    return Settings(
+        cache_dir=_default_cache_dir(env),
+        nvcc=_find_nvcc(env),
+        ncu=env.get("PRAGMA_NCU_NCU") or shutil.which("ncu"),
+        ncu_python_dir=Path(ncu_py) if ncu_py else None,
+        python=env.get("PRAGMA_NCU_PYTHON") or sys.executable,
+        jobs=max(1, os.cpu_count() or 1),
+    )

@@ -1,0 +1,211 @@
+"""The task spec: a kernel, its arguments, launch geometry, problem shapes, tolerance, reference.
+
+Pure data. `load_spec` (in `specfile`) builds a `TaskSpec` from TOML; `TaskSpec.resolve` turns it
+into a `ResolvedTask` of plain numbers for one shape and one parameter setting, which is what the
+worker receives.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from pragma_ncu import expr
+from pragma_ncu.dtypes import DType
+from pragma_ncu.errors import ExpressionError, SpecError
+
+ParamValue = int | float | bool | str
+
+
+class Role(str, Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+    INOUT = "inout"
+    SCALAR = "scalar"
+
+
+@dataclass(frozen=True)
+class Init:
+    """How an input is drawn: normal(a=mean, b=std), uniform(a=low, b=high), randint(a=low, b=high)."""
+
+    dist: str
+    a: str | float
+    b: str | float
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    dtype: DType
+    role: Role
+    shape: tuple[str, ...] = ()
+    value: str | float | None = None
+    init: Init | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: ParamValue
+    values: tuple[ParamValue, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    shared_mem: str = "0"
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    dims: tuple[tuple[str, int], ...]
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.dims)
+
+    def label(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.dims)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    per_dtype: tuple[tuple[str, float, float], ...] = ()
+    max_bad_fraction: float = 0.0
+
+    def for_dtype(self, dtype: DType) -> tuple[float, float]:
+        for name, atol, rtol in self.per_dtype:
+            if name == dtype.name:
+                return atol, rtol
+        return dtype.atol, dtype.rtol
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A NumPy reference `file.py:func` / `module:func`, or None: the original kernel itself."""
+
+    function: str | None = None
+    base_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    kernel_name: str
+    source_path: Path
+    spec_path: Path
+    launch: LaunchSpec
+    args: tuple[ArgSpec, ...]
+    shapes: tuple[Shape, ...]
+    flags: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    reference: Reference = field(default_factory=Reference)
+    bytes_expr: str | None = None
+    flops_expr: str | None = None
+
+    def default_params(self) -> dict[str, ParamValue]:
+        return {p.name: p.default for p in self.params}
+
+    def shape_named(self, name: str) -> Shape:
+        for shape in self.shapes:
+            if shape.name == name:
+                return shape
+        known = ", ".join(s.name for s in self.shapes)
+        raise SpecError(str(self.spec_path), "shapes", f"a shape name among: {known}", name)
+
+    def resolve(self, shape: Shape, params: dict[str, ParamValue] | None = None) -> ResolvedTask:
+        """Concrete sizes, launch geometry and scalar values for one shape and parameter set."""
+        values = {**self.default_params(), **(params or {})}
+        env = {**{k: v for k, v in values.items() if not isinstance(v, str)}, **shape.as_dict()}
+        where = f"{self.spec_path} (shape {shape.name})"
+        try:
+            args = tuple(_resolve_arg(a, env) for a in self.args)
+            launch = ResolvedLaunch(
+                grid=_dims3(self.launch.grid, env, "launch.grid"),
+                block=_dims3(self.launch.block, env, "launch.block"),
+                shared_mem=expr.evaluate_int(self.launch.shared_mem, env, "launch.shared_mem"),
+            )
+            nbytes = (expr.evaluate_int(self.bytes_expr, env, "metrics.bytes")
+                      if self.bytes_expr else sum(a.bytes_moved for a in args))
+            flops = float(expr.evaluate(self.flops_expr, env)) if self.flops_expr else None
+        except ExpressionError as exc:
+            raise SpecError(where, "expression", "a valid expression", str(exc)) from None
+        for i, a in enumerate(args):
+            if a.role != Role.SCALAR.value and a.numel <= 0:
+                raise SpecError(where, f"args[{i}].shape", "positive sizes", a.shape)
+        if min(launch.grid + launch.block) <= 0:
+            raise SpecError(where, "launch", "positive grid and block sizes",
+                            (launch.grid, launch.block))
+        return ResolvedTask(self.kernel_name, shape.name, shape.as_dict(), dict(values),
+                            launch, args, int(nbytes), flops)
+
+
+@dataclass(frozen=True)
+class ResolvedArg:
+    name: str
+    dtype: str
+    role: str
+    shape: tuple[int, ...]
+    itemsize: int
+    value: float | int | None = None
+    init: tuple[str, float, float] | None = None
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape) if self.shape else 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.itemsize
+
+    @property
+    def bytes_moved(self) -> int:
+        return {"input": 1, "output": 1, "inout": 2}.get(self.role, 0) * self.nbytes
+
+
+@dataclass(frozen=True)
+class ResolvedLaunch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+
+    @property
+    def threads_per_block(self) -> int:
+        return math.prod(self.block)
+
+
+@dataclass(frozen=True)
+class ResolvedTask:
+    """Everything about one kernel at one shape, as plain numbers: what the worker receives."""
+
+    kernel_name: str
+    shape_name: str
+    dims: dict[str, int]
+    params: dict[str, ParamValue]
+    launch: ResolvedLaunch
+    args: tuple[ResolvedArg, ...]
+    bytes_moved: int
+    flops: float | None
+
+
+def _resolve_arg(a: ArgSpec, env: dict[str, float | int | bool]) -> ResolvedArg:
+    if a.role == Role.SCALAR:
+        value = expr.evaluate(a.value if a.value is not None else 0, env)
+        if not a.dtype.is_float:
+            value = expr.evaluate_int(value, env, f"args.{a.name}.value")
+        return ResolvedArg(a.name, a.dtype.name, a.role.value, (), a.dtype.itemsize, value=value)
+    shape = tuple(expr.evaluate_int(s, env, f"args.{a.name}.shape") for s in a.shape)
+    init = None
+    if a.init is not None:
+        init = (a.init.dist, float(expr.evaluate(a.init.a, env)),
+                float(expr.evaluate(a.init.b, env)))
+    return ResolvedArg(a.name, a.dtype.name, a.role.value, shape, a.dtype.itemsize, init=init)
+
+
+def _dims3(exprs: tuple[str, ...], env: dict[str, float | int | bool],
+           what: str) -> tuple[int, int, int]:
+    values = [expr.evaluate_int(e, env, what) for e in exprs] + [1, 1]
+    return (values[0], values[1], values[2])

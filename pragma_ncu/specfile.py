@@ -1,0 +1,277 @@
+"""Reading a task spec from TOML, with messages that name the bad field and what was expected."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pragma_ncu import dtypes, expr
+from pragma_ncu.errors import ExpressionError, SpecError
+from pragma_ncu.spec import (
+    ArgSpec, Init, LaunchSpec, Param, Reference, Role, Shape, TaskSpec, Tolerance,
+)
+
+_TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics"}
+_DISTS = {"normal": ("mean", "std"), "uniform": ("low", "high"), "randint": ("low", "high")}
+
+
+def spec_path_for(kernel: Path) -> Path:
+    """The spec beside a kernel: foo.cu -> foo.toml."""
+    return kernel.with_suffix(".toml")
+
+
+def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
+    """Read and validate the spec at `spec_path`; `kernel_path` overrides its `kernel.source`."""
+    where = str(spec_path)
+    if not spec_path.is_file():
+        raise SpecError(where, "(file)", "an existing TOML spec file (foo.toml beside foo.cu, "
+                        "or --spec PATH)")
+    try:
+        data = tomllib.loads(spec_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(where, "(syntax)", "valid TOML", str(exc)) from None
+    return parse_spec(data, spec_path, kernel_path)
+
+
+def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
+    """Build a TaskSpec from parsed TOML data."""
+    w = str(spec_path)
+    unknown = set(data) - _TOP_LEVEL
+    if unknown:
+        raise SpecError(w, sorted(unknown)[0], f"one of the sections {sorted(_TOP_LEVEL)}")
+    kernel = _table(data, "kernel", w, required=True)
+    name = _str(kernel, "name", w, "kernel.name")
+    source = kernel_path or spec_path.parent / kernel.get("source", spec_path.with_suffix(".cu").name)
+    flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
+    params = _parse_params(_table(data, "params", w), w)
+    launch = _parse_launch(_table(data, "launch", w, required=True), w)
+    args = _parse_args(data.get("args"), w)
+    shapes = _parse_shapes(data.get("shapes"), w)
+    metrics = _table(data, "metrics", w)
+    spec = TaskSpec(
+        kernel_name=name, source_path=Path(source), spec_path=spec_path, launch=launch,
+        args=args, shapes=shapes, flags=flags, params=params,
+        tolerance=_parse_tolerance(_table(data, "tolerance", w), w),
+        reference=_parse_reference(_table(data, "reference", w), spec_path, w),
+        bytes_expr=_opt_expr(metrics, "bytes", w), flops_expr=_opt_expr(metrics, "flops", w),
+    )
+    _check_names(spec, w)
+    return spec
+
+
+def _table(data: dict[str, Any], key: str, w: str, required: bool = False) -> dict[str, Any]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise SpecError(w, key, f"a [{key}] table")
+        return {}
+    if not isinstance(value, dict):
+        raise SpecError(w, key, "a table", value)
+    return value
+
+
+def _str(table: dict[str, Any], key: str, w: str, field: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(w, field, "a non-empty string", value)
+    return value
+
+
+def _str_list(value: Any, w: str, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SpecError(w, field, "a list of strings", value)
+    return value
+
+
+def _expr_text(value: Any, w: str, field: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise SpecError(w, field, "an expression (string) or a number", value)
+    text = str(value)
+    try:
+        expr.parse(text)
+    except ExpressionError as exc:
+        raise SpecError(w, field, "a valid expression", str(exc)) from None
+    return text
+
+
+def _opt_expr(table: dict[str, Any], key: str, w: str) -> str | None:
+    return _expr_text(table[key], w, f"metrics.{key}") if key in table else None
+
+
+def _expr_list(value: Any, w: str, field: str) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else [value]
+    if not 1 <= len(items) <= 3:
+        raise SpecError(w, field, "1 to 3 expressions", value)
+    return tuple(_expr_text(v, w, f"{field}[{i}]") for i, v in enumerate(items))
+
+
+def _parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
+    params = []
+    for name, value in table.items():
+        field = f"params.{name}"
+        if not name.isidentifier():
+            raise SpecError(w, field, "a C identifier as the parameter name", name)
+        if isinstance(value, dict):
+            if "default" not in value:
+                raise SpecError(w, f"{field}.default", "a default value")
+            values = value.get("values", [])
+            if not isinstance(values, list):
+                raise SpecError(w, f"{field}.values", "a list of candidate values", values)
+            params.append(Param(name, _scalar(value["default"], w, field), tuple(values)))
+        else:
+            params.append(Param(name, _scalar(value, w, field)))
+    return tuple(params)
+
+
+def _scalar(value: Any, w: str, field: str) -> int | float | bool | str:
+    if not isinstance(value, (int, float, bool, str)):
+        raise SpecError(w, field, "a number, boolean or string", value)
+    return value
+
+
+def _parse_launch(table: dict[str, Any], w: str) -> LaunchSpec:
+    for key in ("grid", "block"):
+        if key not in table:
+            raise SpecError(w, f"launch.{key}", "1 to 3 expressions")
+    return LaunchSpec(
+        grid=_expr_list(table["grid"], w, "launch.grid"),
+        block=_expr_list(table["block"], w, "launch.block"),
+        shared_mem=_expr_text(table.get("shared_mem", "0"), w, "launch.shared_mem"),
+    )
+
+
+def _parse_args(value: Any, w: str) -> tuple[ArgSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise SpecError(w, "args", "a non-empty array of [[args]] tables", value)
+    args, seen = [], set()
+    for i, item in enumerate(value):
+        f = f"args[{i}]"
+        if not isinstance(item, dict):
+            raise SpecError(w, f, "a table", item)
+        name = _str(item, "name", w, f"{f}.name")
+        if not name.isidentifier() or name in seen:
+            raise SpecError(w, f"{f}.name", "a unique identifier", name)
+        seen.add(name)
+        args.append(_parse_arg(item, name, w, f))
+    if not any(a.role in (Role.OUTPUT, Role.INOUT) for a in args):
+        raise SpecError(w, "args", "at least one argument with role output or inout")
+    return tuple(args)
+
+
+def _parse_arg(item: dict[str, Any], name: str, w: str, f: str) -> ArgSpec:
+    dtype = dtypes.lookup(str(item.get("dtype", "")))
+    if dtype is None:
+        raise SpecError(w, f"{f}.dtype", f"one of {', '.join(dtypes.dtype_names())}",
+                        item.get("dtype"))
+    roles = [r.value for r in Role]
+    if item.get("role") not in roles:
+        raise SpecError(w, f"{f}.role", f"one of {', '.join(roles)}", item.get("role"))
+    role = Role(item["role"])
+    if role == Role.SCALAR:
+        if "value" not in item:
+            raise SpecError(w, f"{f}.value", "the scalar's value (an expression or a number)")
+        return ArgSpec(name, dtype, role, value=_expr_text(item["value"], w, f"{f}.value"))
+    shape = item.get("shape")
+    if not isinstance(shape, list) or not shape:
+        raise SpecError(w, f"{f}.shape", "a non-empty list of size expressions", shape)
+    dims = tuple(_expr_text(s, w, f"{f}.shape[{j}]") for j, s in enumerate(shape))
+    init = _parse_init(item.get("init"), dtype, w, f) if role != Role.OUTPUT else None
+    return ArgSpec(name, dtype, role, shape=dims, init=init)
+
+
+def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
+    if value is None:
+        return Init("normal", 0.0, 1.0) if dtype.is_float else Init("randint", 0, 100)
+    if not isinstance(value, dict) or value.get("dist") not in _DISTS:
+        raise SpecError(w, f"{f}.init", f"a table with dist one of {sorted(_DISTS)}", value)
+    a_key, b_key = _DISTS[value["dist"]]
+    for key in (a_key, b_key):
+        if key not in value:
+            raise SpecError(w, f"{f}.init.{key}", f"a value for '{key}' ({value['dist']})")
+    if value["dist"] == "randint" and dtype.is_float:
+        raise SpecError(w, f"{f}.init.dist", "normal or uniform for a floating-point argument",
+                        "randint")
+    a = _expr_text(value[a_key], w, f"{f}.init.{a_key}")
+    b = _expr_text(value[b_key], w, f"{f}.init.{b_key}")
+    return Init(value["dist"], a, b)
+
+
+def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
+    if not isinstance(value, list) or not value:
+        raise SpecError(w, "shapes", "a non-empty array of [[shapes]] tables", value)
+    shapes, names = [], set()
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise SpecError(w, f"shapes[{i}]", "a table of dim = integer", item)
+        name = str(item.get("name", f"shape{i}"))
+        if name in names:
+            raise SpecError(w, f"shapes[{i}].name", "a unique name", name)
+        names.add(name)
+        dims = []
+        for key, v in item.items():
+            if key == "name":
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise SpecError(w, f"shapes[{i}].{key}", "a positive integer", v)
+            dims.append((key, v))
+        shapes.append(Shape(name, tuple(dims)))
+    return tuple(shapes)
+
+
+def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
+    per_dtype = []
+    fraction = table.get("max_bad_fraction", 0.0)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
+        raise SpecError(w, "tolerance.max_bad_fraction", "a number in [0, 1)", fraction)
+    for key, value in table.items():
+        if key == "max_bad_fraction":
+            continue
+        dtype = dtypes.lookup(key)
+        if dtype is None or not isinstance(value, dict):
+            raise SpecError(w, f"tolerance.{key}", "a dtype name mapped to {atol, rtol}", value)
+        atol, rtol = value.get("atol", dtype.atol), value.get("rtol", dtype.rtol)
+        for name, v in (("atol", atol), ("rtol", rtol)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise SpecError(w, f"tolerance.{key}.{name}", "a non-negative number", v)
+        per_dtype.append((dtype.name, float(atol), float(rtol)))
+    return Tolerance(tuple(per_dtype), float(fraction))
+
+
+def _parse_reference(table: dict[str, Any], spec_path: Path, w: str) -> Reference:
+    if "function" not in table:
+        return Reference(None, spec_path.parent)
+    fn = table["function"]
+    if not isinstance(fn, str) or fn.count(":") != 1 or not all(fn.split(":")):
+        raise SpecError(w, "reference.function", "'file.py:function' or 'module:function'", fn)
+    return Reference(fn, spec_path.parent)
+
+
+def _check_names(spec: TaskSpec, w: str) -> None:
+    """Every name in an expression is a param or a dim that every shape defines."""
+    params = {p.name for p in spec.params}
+    used: dict[str, str] = {}
+    for field, text in _all_exprs(spec):
+        for name in expr.names(text):
+            used.setdefault(name, field)
+    for i, shape in enumerate(spec.shapes):
+        dims = shape.as_dict()
+        for name, field in used.items():
+            if name not in params and name not in dims:
+                raise SpecError(w, f"shapes[{i}] ({shape.name})",
+                                f"a value for '{name}' (used in {field})")
+
+
+def _all_exprs(spec: TaskSpec) -> list[tuple[str, str]]:
+    out = [(f"launch.grid[{i}]", e) for i, e in enumerate(spec.launch.grid)]
+    out += [(f"launch.block[{i}]", e) for i, e in enumerate(spec.launch.block)]
+    out.append(("launch.shared_mem", spec.launch.shared_mem))
+    for a in spec.args:
+        out += [(f"args.{a.name}.shape", s) for s in a.shape]
+        if a.value is not None:
+            out.append((f"args.{a.name}.value", str(a.value)))
+        if a.init is not None:
+            out += [(f"args.{a.name}.init", str(a.init.a)), (f"args.{a.name}.init", str(a.init.b))]
+    out += [("metrics.bytes", spec.bytes_expr)] if spec.bytes_expr else []
+    out += [("metrics.flops", spec.flops_expr)] if spec.flops_expr else []
+    return out

@@ -1,0 +1,210 @@
+"""References and checks: compute the expected outputs, then compare, check guards and inputs."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pragma_ncu import dtypes
+from pragma_ncu.measurement import OutputCheck
+from pragma_ncu.worker.gpu import DeviceMemory, Gpu
+from pragma_ncu.worker.protocol import KernelRef
+from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON, Workspace
+
+RefBuffers = dict[str, tuple[DeviceMemory, str]]  # output name -> (buffer, its dtype name)
+_REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}
+
+
+class ReferenceError_(Exception):
+    """The reference could not be computed (import failure, exception, wrong output shape)."""
+
+
+def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
+    """Import 'file.py:func' (relative to base_dir) or 'module:func'."""
+    target, name = function.split(":")
+    try:
+        if target.endswith(".py"):
+            path = Path(base_dir or ".") / target
+            spec = importlib.util.spec_from_file_location(f"_pragma_ref_{path.stem}", path)
+            if spec is None or spec.loader is None:
+                raise ReferenceError_(f"cannot load reference file {path}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            if base_dir and base_dir not in sys.path:
+                sys.path.insert(0, base_dir)
+            module = importlib.import_module(target)
+    except ReferenceError_:
+        raise
+    except Exception as exc:
+        raise ReferenceError_(f"importing reference {function!r} failed: {exc!r}") from None
+    if not hasattr(module, name):
+        raise ReferenceError_(f"reference module {target!r} has no function {name!r}")
+    return getattr(module, name)  # type: ignore[no-any-return]
+
+
+def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
+    """Run a NumPy reference on the current inputs; upload its outputs in higher precision."""
+    kwargs: dict[str, Any] = {}
+    for a in ws.args:
+        if a.role == "scalar":
+            kwargs[a.name] = a.value
+        elif a.role in ("input", "inout"):
+            kwargs[a.name] = dtypes.to_reference(_dtype(a.dtype), ws.download(a.name))
+    try:
+        result = fn(**kwargs)
+    except Exception as exc:
+        raise ReferenceError_(f"the reference raised {exc!r}") from None
+    outs = [a for a in ws.args if a.role in ("output", "inout")]
+    by_name = _outputs_by_name(result, [a.name for a in outs])
+    buffers: RefBuffers = {}
+    for a in outs:
+        ref_dtype = _dtype(a.dtype).reference_dtype
+        value = np.asarray(by_name[a.name])
+        if value.size != a.numel:
+            raise ReferenceError_(f"reference output {a.name!r} has {value.size} elements, "
+                                  f"expected {a.numel} (shape {a.shape})")
+        host = np.ascontiguousarray(value.reshape(-1).astype(ref_dtype))
+        mem = ws.gpu.alloc(host.nbytes)
+        ws.gpu.upload(mem.ptr, host)
+        buffers[a.name] = (mem, _REF_NAME[ref_dtype.name])
+    return buffers
+
+
+def _outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
+    if isinstance(result, dict):
+        missing = [n for n in names if n not in result]
+        if missing:
+            raise ReferenceError_(f"the reference returned no value for {missing}")
+        return result
+    if isinstance(result, (tuple, list)):
+        if len(result) != len(names):
+            raise ReferenceError_(f"the reference returned {len(result)} arrays, expected "
+                                  f"{len(names)} ({', '.join(names)})")
+        return dict(zip(names, result, strict=True))
+    if len(names) != 1:
+        raise ReferenceError_(f"the reference returned one array, expected a dict or tuple of "
+                              f"{', '.join(names)}")
+    return {names[0]: result}
+
+
+def kernel_reference(ws: Workspace, ref: KernelRef) -> RefBuffers:
+    """Run the reference kernel on the current inputs into its own output buffers."""
+    gpu = ws.gpu
+    buffers: RefBuffers = {}
+    for a in ws.args:
+        if a.role in ("output", "inout"):
+            mem = gpu.alloc(a.nbytes)
+            if a.role == "inout":
+                gpu.copy(mem.ptr, ws.arrays[a.name].ptr, a.nbytes)
+            else:
+                ws._fill(mem.ptr, a.nbytes, a.itemsize, POISON[a.dtype])
+            buffers[a.name] = (mem, a.dtype)
+    kernel = gpu.kernel(ref.cubin, ref.symbol)
+    gpu.allow_dynamic_shared(kernel, ref.launch.shared_mem)
+    args = ws.kernel_args({name: mem.ptr for name, (mem, _) in buffers.items()})
+    gpu.launch(kernel, ref.launch.grid, ref.launch.block, ref.launch.shared_mem, *args)
+    gpu.sync()
+    return buffers
+
+
+def _dtype(name: str) -> dtypes.DType:
+    found = dtypes.lookup(name)
+    assert found is not None, name
+    return found
+
+
+class ReferenceCache:
+    """Reference outputs on the device, keyed by (reference, shape, seed); LRU within a budget."""
+
+    def __init__(self, gpu: Gpu, budget_bytes: int) -> None:
+        self.gpu, self.budget = gpu, budget_bytes
+        self.entries: OrderedDict[Any, RefBuffers] = OrderedDict()
+
+    def get(self, key: Any) -> RefBuffers | None:
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        return None
+
+    def put(self, key: Any, buffers: RefBuffers) -> None:
+        self.entries[key] = buffers
+        while len(self.entries) > 1 and self._bytes() > self.budget:
+            _, old = self.entries.popitem(last=False)
+            for mem, _ in old.values():
+                self.gpu.free(mem)
+
+    def _bytes(self) -> int:
+        return sum(m.nbytes for bufs in self.entries.values() for m, _ in bufs.values())
+
+
+def run_checks(ws: Workspace, refs: RefBuffers,
+               tolerances: dict[str, tuple[float, float]]) -> tuple[
+                   tuple[OutputCheck, ...], tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """Compare outputs with the reference, and check guards and inputs: all on the GPU, one copy
+    of the counters back to the host."""
+    gpu = ws.gpu
+    outs = [a for a in ws.args if a.role in ("output", "inout")]
+    arrays = list(ws.arrays.values())
+    inputs = [arr for arr in arrays if arr.arg.role == "input"]
+    init = np.zeros(6 * len(outs) + 2 * len(arrays) + len(inputs), dtype=np.uint64)
+    for k in range(len(outs)):
+        init[6 * k + 5] = np.iinfo(np.uint64).max
+    gpu.sync()
+    gpu.upload(ws.counters.ptr, init)
+    slot = ws.counters.ptr
+    for a in outs:
+        mem, ref_name = refs[a.name]
+        atol, rtol = tolerances.get(a.name, (_dtype(a.dtype).atol, _dtype(a.dtype).rtol))
+        check_poison = int(a.itemsize >= 2)
+        gpu.launch(ws.h(f"compare_{a.dtype}_{ref_name}"), gpu.grid_for(a.numel), (256, 1, 1), 0,
+                   ws.arrays[a.name].ptr, mem.ptr, np.uint64(a.numel), np.float64(atol),
+                   np.float64(rtol), np.uint64(POISON[a.dtype]), np.int32(check_poison), slot)
+        slot += 48
+    for arr in arrays:
+        for ptr, n in ((arr.mem.ptr, GUARD_BYTES), (arr.tail_ptr, arr.tail_bytes)):
+            gpu.launch(ws.h("count_ne_u8"), gpu.grid_for(n), (256, 1, 1), 0, ptr, np.uint64(n),
+                       np.uint8(GUARD_BYTE), slot)
+            slot += 8
+    for arr in inputs:
+        assert arr.pristine is not None
+        gpu.launch(ws.h("count_diff_u8"), gpu.grid_for(arr.nbytes), (256, 1, 1), 0, arr.ptr,
+                   arr.pristine.ptr, np.uint64(arr.nbytes), slot)
+        slot += 8
+    counts = gpu.download(ws.counters.ptr, init.nbytes, np.uint64)
+    checks = tuple(_output_check(ws, a, refs[a.name], counts[6 * k: 6 * k + 6])
+                   for k, a in enumerate(outs))
+    base = 6 * len(outs)
+    guards = tuple((arr.arg.name, int(counts[base + 2 * i] + counts[base + 2 * i + 1]))
+                   for i, arr in enumerate(arrays) if counts[base + 2 * i: base + 2 * i + 2].any())
+    base += 2 * len(arrays)
+    mutated = tuple((arr.arg.name, int(counts[base + i])) for i, arr in enumerate(inputs)
+                    if counts[base + i])
+    return checks, guards, mutated
+
+
+def _output_check(ws: Workspace, a: Any, ref: tuple[DeviceMemory, str],
+                  c: np.ndarray) -> OutputCheck:
+    first = None if c[5] == np.iinfo(np.uint64).max else int(c[5])
+    sample_out = sample_ref = None
+    if first is not None:
+        sample_out = _element(ws.gpu, ws.arrays[a.name].ptr, first, a.dtype)
+        sample_ref = _element(ws.gpu, ref[0].ptr, first, ref[1])
+    return OutputCheck(
+        name=a.name, numel=a.numel, bad=int(c[0]), unwritten=int(c[1]), nan_out=int(c[2]),
+        max_abs=float(c[3:4].view(np.float64)[0]), max_rel=float(c[4:5].view(np.float64)[0]),
+        first_bad=first, sample_out=sample_out, sample_ref=sample_ref,
+    )
+
+
+def _element(gpu: Gpu, ptr: int, index: int, dtype_name: str) -> float:
+    d = _dtype(dtype_name)
+    raw = gpu.download(ptr + index * d.itemsize, d.itemsize, d.numpy_storage)
+    return float(dtypes.to_reference(d, raw)[0])
