@@ -7,13 +7,13 @@ exceptions. The worker fills these from the GPU; `classify_check` turns raw coun
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pragma_ncu.stats import TimingStats
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     OK = "ok"
     COMPILE_ERROR = "compile_error"
     KERNEL_NOT_FOUND = "kernel_not_found"
@@ -107,8 +107,8 @@ def _check_from_json(data: dict[str, Any]) -> CheckRound:
     return CheckRound(
         phase=data["phase"], seed=data["seed"], status=Status(data["status"]),
         outputs=tuple(OutputCheck(**o) for o in data.get("outputs", ())),
-        guard_violations=tuple(tuple(g) for g in data.get("guard_violations", ())),  # type: ignore[misc]
-        mutated_inputs=tuple(tuple(g) for g in data.get("mutated_inputs", ())),  # type: ignore[misc]
+        guard_violations=tuple(tuple(g) for g in data.get("guard_violations", ())),
+        mutated_inputs=tuple(tuple(g) for g in data.get("mutated_inputs", ())),
         message=data.get("message", ""),
     )
 

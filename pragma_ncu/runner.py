@@ -7,6 +7,7 @@ error, the next request starts a new worker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -121,21 +122,15 @@ class WorkerProcess:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
 
     def close(self) -> None:
         if self.alive():
-            try:
+            with contextlib.suppress(WorkerDied, WorkerProtocolError):
                 self.request({"op": "exit"}, timeout_s=0.01)
-            except (WorkerDied, WorkerProtocolError):
-                pass
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -152,7 +147,7 @@ class Runner:
         self.env = env
         self.worker: WorkerProcess | None = None
         self.device: DeviceInfo | None = None
-        self.restarts = 0
+        self.starts = 0
 
     def __enter__(self) -> Runner:
         return self
@@ -168,9 +163,8 @@ class Runner:
     def _ensure(self) -> WorkerProcess:
         if self.worker is not None and self.worker.alive():
             return self.worker
-        if self.worker is not None:
-            self.restarts += 1
         self.worker = WorkerProcess(self.command, self.env)
+        self.starts += 1
         try:
             answer = self.worker.request({"op": "hello"}, HELLO_TIMEOUT_S)
         except WorkerDied as exc:
@@ -183,6 +177,11 @@ class Runner:
             raise NoGPUError(str(answer.get("error", answer)))
         self.device = DeviceInfo.from_json(answer["device"])
         return self.worker
+
+    @property
+    def restarts(self) -> int:
+        """Workers started after the first (each one after a crash, hang or sticky error)."""
+        return max(0, self.starts - 1)
 
     def hello(self) -> DeviceInfo:
         """Start a worker (if none is running) and return the device it opened."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from pragma_ncu import expr
@@ -19,7 +19,7 @@ from pragma_ncu.errors import ExpressionError, SpecError
 ParamValue = int | float | bool | str
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     INPUT = "input"
     OUTPUT = "output"
     INOUT = "inout"
@@ -28,7 +28,8 @@ class Role(str, Enum):
 
 @dataclass(frozen=True)
 class Init:
-    """How an input is drawn: normal(a=mean, b=std), uniform(a=low, b=high), randint(a=low, b=high)."""
+    """How an input is drawn: normal(a=mean, b=std), uniform(a=low, b=high) or
+    randint(a=low, b=high)."""
 
     dist: str
     a: str | float

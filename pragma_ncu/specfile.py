@@ -9,7 +9,15 @@ from typing import Any
 from pragma_ncu import dtypes, expr
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.spec import (
-    ArgSpec, Init, LaunchSpec, Param, Reference, Role, Shape, TaskSpec, Tolerance,
+    ArgSpec,
+    Init,
+    LaunchSpec,
+    Param,
+    Reference,
+    Role,
+    Shape,
+    TaskSpec,
+    Tolerance,
 )
 
 _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics"}
@@ -42,7 +50,8 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
         raise SpecError(w, sorted(unknown)[0], f"one of the sections {sorted(_TOP_LEVEL)}")
     kernel = _table(data, "kernel", w, required=True)
     name = _str(kernel, "name", w, "kernel.name")
-    source = kernel_path or spec_path.parent / kernel.get("source", spec_path.with_suffix(".cu").name)
+    default_source = spec_path.with_suffix(".cu").name
+    source = kernel_path or spec_path.parent / kernel.get("source", default_source)
     flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
     params = _parse_params(_table(data, "params", w), w)
     launch = _parse_launch(_table(data, "launch", w, required=True), w)
@@ -222,7 +231,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
 def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
     per_dtype = []
     fraction = table.get("max_bad_fraction", 0.0)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
+    number = isinstance(fraction, (int, float)) and not isinstance(fraction, bool)
+    if not number or not 0 <= fraction < 1:
         raise SpecError(w, "tolerance.max_bad_fraction", "a number in [0, 1)", fraction)
     for key, value in table.items():
         if key == "max_bad_fraction":

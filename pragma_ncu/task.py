@@ -12,7 +12,11 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
 from pragma_ncu.toolchain import NvccInfo
 from pragma_ncu.worker.protocol import (
-    CheckConfig, EvalRequest, KernelRef, ReferenceSpec, TimingConfig,
+    CheckConfig,
+    EvalRequest,
+    KernelRef,
+    ReferenceSpec,
+    TimingConfig,
 )
 
 HARNESS_ENTRY = "copy_vec16"

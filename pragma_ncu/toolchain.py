@@ -15,6 +15,8 @@ from pathlib import Path
 from pragma_ncu.errors import ToolchainError
 from pragma_ncu.settings import Settings
 
+_NCU_REPORT = "extras/python/ncu_report.py"
+
 
 @dataclass(frozen=True)
 class NvccInfo:
@@ -59,29 +61,31 @@ def find_ncu(settings: Settings) -> NcuInfo:
     match = re.search(r"Version (\d[\d.]*)", banner)
     install = ncu_install_dir(Path(settings.ncu))
     python_dir = settings.ncu_python_dir
-    if python_dir is None and install is not None and (install / "extras/python").is_dir():
-        python_dir = install / "extras/python"
+    if python_dir is None and install is not None and (install / _NCU_REPORT).is_file():
+        python_dir = (install / _NCU_REPORT).parent
     return NcuInfo(settings.ncu, match.group(1) if match else "unknown", install, python_dir)
 
 
 def ncu_install_dir(ncu: Path) -> Path | None:
     """The Nsight Compute install folder behind an `ncu` (which is often a symlink or wrapper)."""
     real = ncu.resolve()
-    for candidate in (real.parent, real.parent.parent):
-        if (candidate / "sections").is_dir() or (candidate / "extras").is_dir():
-            return candidate
-    # /usr/local/cuda/bin/ncu is a script that runs the newest /opt/nvidia/nsight-compute/<ver>/ncu
+    candidates = [real.parent, real.parent.parent]
+    # /usr/local/cuda/bin/ncu is often a script that runs /opt/nvidia/nsight-compute/<ver>/ncu
     try:
-        text = real.read_text(errors="replace")[:4096]
+        text = real.read_text(errors="replace")[:4096] if real.stat().st_size < 65536 else ""
     except OSError:
-        return None
+        text = ""
     for match in re.finditer(r"(/[\w./-]*nsight-compute[\w./-]*)", text):
-        path = Path(match.group(1))
-        for candidate in (path, path.parent):
-            if (candidate / "sections").is_dir():
-                return candidate
-    roots = sorted(Path("/opt/nvidia/nsight-compute").glob("*/sections"))
-    return roots[-1].parent if roots else None
+        candidates += [Path(match.group(1)), Path(match.group(1)).parent]
+    candidates += sorted(Path("/opt/nvidia/nsight-compute").glob("*"), reverse=True)
+    candidates += sorted(real.parent.parent.glob("nsight-compute*"), reverse=True)
+    for candidate in candidates:  # the install holds both sections/ and extras/python/
+        if (candidate / "sections").is_dir() and (candidate / _NCU_REPORT).is_file():
+            return candidate
+    for candidate in candidates:
+        if (candidate / "sections").is_dir():
+            return candidate
+    return None
 
 
 def _run_version(path: str, what: str) -> str:

@@ -21,7 +21,8 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pragma_ncu import render, task as tasks  # noqa: E402
+from pragma_ncu import render  # noqa: E402
+from pragma_ncu import task as tasks  # noqa: E402
 from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
@@ -99,7 +100,7 @@ def overhead(runner: Runner, settings) -> dict:  # type: ignore[no-untyped-def]
     built, harness = tasks.build_with_harness(spec, device.arch, find_nvcc(settings), settings)
     task = spec.resolve(shape)
     walls = []
-    for i in range(6):
+    for _i in range(6):
         req = tasks.eval_request(spec, task, built, harness, timing=TimingConfig())
         t0 = time.perf_counter()
         m = runner.evaluate(req)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import render
-from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu.bench import BenchReport, run_bench, worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.runner import Runner
@@ -59,7 +59,7 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
     sys.exit(_exit_code(report, require_gpu))
 
 
-def _print_table(report) -> None:  # type: ignore[no-untyped-def]
+def _print_table(report: BenchReport) -> None:
     for line in render.bench_header(report):
         click.echo(line)
     if not report.build.ok:
@@ -78,7 +78,7 @@ def _print_table(report) -> None:  # type: ignore[no-untyped-def]
         click.echo(f"  {line}")
 
 
-def _exit_code(report, require_gpu: bool) -> int:  # type: ignore[no-untyped-def]
+def _exit_code(report: BenchReport, require_gpu: bool) -> int:
     if not report.build.ok:
         return 1
     if report.device is None:

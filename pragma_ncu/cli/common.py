@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def emit_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def progress_printer(enabled: bool):  # type: ignore[no-untyped-def]
+def progress_printer(enabled: bool) -> Callable[[str], None]:
     def show(message: str) -> None:
         if enabled:
             click.echo(f"  .. {message}", err=True)

@@ -47,7 +47,7 @@ def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
         raise ReferenceError_(f"importing reference {function!r} failed: {exc!r}") from None
     if not hasattr(module, name):
         raise ReferenceError_(f"reference module {target!r} has no function {name!r}")
-    return getattr(module, name)  # type: ignore[no-any-return]
+    return getattr(module, name)
 
 
 def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
@@ -145,9 +145,11 @@ class ReferenceCache:
         return sum(m.nbytes for bufs in self.entries.values() for m, _ in bufs.values())
 
 
-def run_checks(ws: Workspace, refs: RefBuffers,
-               tolerances: dict[str, tuple[float, float]]) -> tuple[
-                   tuple[OutputCheck, ...], tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+Counts = tuple[tuple[str, int], ...]  # (array name, bytes)
+
+
+def run_checks(ws: Workspace, refs: RefBuffers, tolerances: dict[str, tuple[float, float]]
+               ) -> tuple[tuple[OutputCheck, ...], Counts, Counts]:
     """Compare outputs with the reference, and check guards and inputs: all on the GPU, one copy
     of the counters back to the host."""
     gpu = ws.gpu

@@ -95,8 +95,9 @@ def _timed(session: Session, req: EvalRequest, ws: Workspace, launch: Any,
     flusher = session.flusher(req.harness)
     ws.prepare(req.check.seeds[0])
     stats = timing.time_launch(session.gpu, ws, launch, flusher, req.timing)
+    # A copy is timed one launch at a time, so it is only comparable with the same mode.
     copy_us = (timing.time_copy(session.gpu, flusher, req.task.bytes_moved)
-               if req.timing.copy_reference else None)
+               if req.timing.copy_reference and stats.mode == "events" else None)
     return replace(result, timing=stats, copy_us=copy_us)
 
 

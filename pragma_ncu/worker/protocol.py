@@ -70,7 +70,7 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def _launch(d: dict[str, Any]) -> ResolvedLaunch:
-    return ResolvedLaunch(tuple(d["grid"]), tuple(d["block"]), int(d["shared_mem"]))  # type: ignore[arg-type]
+    return ResolvedLaunch(tuple(d["grid"]), tuple(d["block"]), int(d["shared_mem"]))
 
 
 def _kernel(d: dict[str, Any] | None) -> KernelRef | None:
@@ -80,7 +80,7 @@ def _kernel(d: dict[str, Any] | None) -> KernelRef | None:
 def task_from_dict(d: dict[str, Any]) -> ResolvedTask:
     args = tuple(
         ResolvedArg(a["name"], a["dtype"], a["role"], tuple(a["shape"]), a["itemsize"],
-                    a.get("value"), tuple(a["init"]) if a.get("init") else None)  # type: ignore[arg-type]
+                    a.get("value"), tuple(a["init"]) if a.get("init") else None)
         for a in d["args"]
     )
     return ResolvedTask(d["kernel_name"], d["shape_name"], d["dims"], d["params"],
@@ -98,7 +98,7 @@ def eval_request_from_dict(d: dict[str, Any]) -> EvalRequest:
         reference=ReferenceSpec(ref["kind"], ref.get("function"), ref.get("base_dir"),
                                 _kernel(ref.get("kernel"))),
         check=CheckConfig(tuple(check.get("seeds", (1, 2))),
-                          tuple(tuple(t) for t in check.get("tolerances", ())),  # type: ignore[misc]
+                          tuple(tuple(t) for t in check.get("tolerances", ())),
                           float(check.get("max_bad_fraction", 0.0))),
         timing=TimingConfig(**timing) if timing is not None else None,
     )

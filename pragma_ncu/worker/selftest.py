@@ -1,4 +1,4 @@
-"""`python -m pragma_ncu.worker.selftest HARNESS.cubin`: one small launch, for `doctor` to profile."""
+"""`python -m pragma_ncu.worker.selftest HARNESS.cubin`: one launch, for `doctor` to profile."""
 
 from __future__ import annotations
 

@@ -112,8 +112,12 @@ def _graph_timing(gpu: Gpu, ws: Workspace, launch: Launch, pilot_us: float,
                 rotated[a.arg.name] = mem.ptr
             sets.append(rotated)
         per_graph = max(copies, math.ceil(GRAPH_TARGET_US / max(pilot_us, 0.5) / copies) * copies)
-        graph = gpu.graph(lambda target: [launch(overrides=sets[j % copies], target=target)
-                                          for j in range(per_graph)])
+
+        def enqueue(target: Any) -> None:
+            for j in range(per_graph):
+                launch(overrides=sets[j % copies], target=target)
+
+        graph = gpu.graph(enqueue)
         return _replay(gpu, graph, per_graph, pilot_us, cfg, copies)
     finally:
         gpu.sync()

@@ -9,7 +9,7 @@ after the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def scalar_value(arg: ResolvedArg) -> Any:
     """A kernel argument of the right width for a scalar."""
     if arg.dtype == "bf16":
         return np.uint16(dtypes.f32_to_bf16(np.array([arg.value], dtype=np.float32))[0])
-    return _SCALAR[arg.dtype](arg.value)
+    return _SCALAR[arg.dtype](cast(Any, arg.value))
 
 
 @dataclass
