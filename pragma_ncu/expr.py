@@ -56,6 +56,8 @@ def parse(text: str) -> ast.Expression:
             raise ExpressionError(
                 f"in {text!r}: only the functions {sorted(_FUNCS)} may be called"
             )
+        if isinstance(node, ast.Compare) and any(type(op) not in _CMPOPS for op in node.ops):
+            raise ExpressionError(f"in {text!r}: only ==, !=, <, <=, >, >= compare values")
         if isinstance(node, (ast.Attribute, ast.Subscript, ast.Lambda, ast.Starred)):
             raise ExpressionError(f"in {text!r}: {type(node).__name__} is not allowed")
     return tree

@@ -6,6 +6,7 @@ exceptions. The worker fills these from the GPU; `classify_check` turns raw coun
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -128,7 +129,8 @@ def classify_check(outputs: tuple[OutputCheck, ...], guard_violations: tuple[tup
         where = ", ".join(f"{o.name}: {o.unwritten} of {o.numel}" for o in unwritten)
         return Status.UNWRITTEN_OUTPUT, f"output elements never written: {where}"
     for o in outputs:
-        allowed = int(max_bad_fraction * o.numel)
+        # The small epsilon keeps 0.29 * 100 (= 28.999...) from truncating to 28.
+        allowed = math.floor(max_bad_fraction * o.numel + 1e-9)
         if o.bad > allowed:
             at = "" if o.first_bad is None else (
                 f"; first at index {o.first_bad}: got {o.sample_out}, expected {o.sample_ref}")

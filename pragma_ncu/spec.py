@@ -135,7 +135,7 @@ class TaskSpec:
         except ExpressionError as exc:
             raise SpecError(where, "expression", "a valid expression", str(exc)) from None
         for i, a in enumerate(args):
-            if a.role != Role.SCALAR.value and a.numel <= 0:
+            if a.role != Role.SCALAR.value and (not a.shape or min(a.shape) <= 0):
                 raise SpecError(where, f"args[{i}].shape", "positive sizes", a.shape)
         if min(launch.grid + launch.block) <= 0:
             raise SpecError(where, "launch", "positive grid and block sizes",

@@ -51,6 +51,8 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     kernel = _table(data, "kernel", w, required=True)
     name = _str(kernel, "name", w, "kernel.name")
     default_source = spec_path.with_suffix(".cu").name
+    if not isinstance(kernel.get("source", default_source), str):
+        raise SpecError(w, "kernel.source", "a path to the .cu file (string)", kernel["source"])
     source = kernel_path or spec_path.parent / kernel.get("source", default_source)
     flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
     params = _parse_params(_table(data, "params", w), w)

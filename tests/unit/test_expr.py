@@ -134,13 +134,6 @@ def test_conditional_does_not_evaluate_untaken_branch():
     assert expr.evaluate("1 if T > 0 else missing", ENV) == 1
 
 
-@pytest.mark.xfail(
-    reason="BUG: parse() does not reject `is`/`is not`/`in`/`not in` comparisons and _eval "
-           "treats any operator missing from _CMPOPS as a failed comparison, so they silently "
-           "evaluate to False (e.g. `T is not d` gives False although T and d differ) instead "
-           "of raising ExpressionError",
-    strict=True,
-)
 @pytest.mark.parametrize("text", ["T is T", "T is not d"])
 def test_identity_comparison_is_rejected(text):
     with pytest.raises(ExpressionError):
