@@ -198,8 +198,8 @@ def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path
     except subprocess.TimeoutExpired:
         log, rc = f"nvcc did not finish within {COMPILE_TIMEOUT_S} s", -1
     seconds = time.perf_counter() - start
-    common: dict[str, Any] = dict(kernel_name=req.kernel_name, arch=req.arch, command=tuple(cmd), key=key,
-                  seconds=seconds, log=log)
+    common: dict[str, Any] = dict(kernel_name=req.kernel_name, arch=req.arch,
+                                  command=tuple(cmd), key=key, seconds=seconds, log=log)
     if rc != 0:
         return BuildResult(status="compile_error", symbol=None, cubin_path=None, resources=None,
                            **common)

@@ -137,9 +137,9 @@ class TaskSpec:
         for i, a in enumerate(args):
             if a.role != Role.SCALAR.value and (not a.shape or min(a.shape) <= 0):
                 raise SpecError(where, f"args[{i}].shape", "positive sizes", a.shape)
-        if min(launch.grid + launch.block) <= 0:
-            raise SpecError(where, "launch", "positive grid and block sizes",
-                            (launch.grid, launch.block))
+        if min(launch.grid + launch.block) <= 0 or launch.shared_mem < 0:
+            raise SpecError(where, "launch", "positive grid and block sizes and shared_mem >= 0",
+                            (launch.grid, launch.block, launch.shared_mem))
         return ResolvedTask(self.kernel_name, shape.name, shape.as_dict(), dict(values),
                             launch, args, int(nbytes), flops)
 

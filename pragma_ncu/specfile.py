@@ -21,6 +21,11 @@ from pragma_ncu.spec import (
 )
 
 _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics"}
+_KEYS = {
+    "kernel": {"name", "source", "flags"}, "launch": {"grid", "block", "shared_mem"},
+    "metrics": {"bytes", "flops"}, "reference": {"function"},
+    "arg": {"name", "dtype", "role", "shape", "value", "init"},
+}
 _DISTS = {"normal": ("mean", "std"), "uniform": ("low", "high"), "randint": ("low", "high")}
 
 
@@ -79,7 +84,16 @@ def _table(data: dict[str, Any], key: str, w: str, required: bool = False) -> di
         return {}
     if not isinstance(value, dict):
         raise SpecError(w, key, "a table", value)
+    if key in _KEYS:
+        _known_keys(value, _KEYS[key], w, key)
     return value
+
+
+def _known_keys(table: dict[str, Any], allowed: set[str], w: str, field: str) -> None:
+    """A misspelled key is an error, not a silently ignored setting."""
+    for key in table:
+        if key not in allowed:
+            raise SpecError(w, f"{field}.{key}", f"one of the keys {sorted(allowed)}")
 
 
 def _str(table: dict[str, Any], key: str, w: str, field: str) -> str:
@@ -160,6 +174,7 @@ def _parse_args(value: Any, w: str) -> tuple[ArgSpec, ...]:
         f = f"args[{i}]"
         if not isinstance(item, dict):
             raise SpecError(w, f, "a table", item)
+        _known_keys(item, _KEYS["arg"], w, f)
         name = _str(item, "name", w, f"{f}.name")
         if not name.isidentifier() or name in seen:
             raise SpecError(w, f"{f}.name", "a unique identifier", name)
@@ -242,6 +257,7 @@ def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
         dtype = dtypes.lookup(key)
         if dtype is None or not isinstance(value, dict):
             raise SpecError(w, f"tolerance.{key}", "a dtype name mapped to {atol, rtol}", value)
+        _known_keys(value, {"atol", "rtol"}, w, f"tolerance.{key}")
         atol, rtol = value.get("atol", dtype.atol), value.get("rtol", dtype.rtol)
         for name, v in (("atol", atol), ("rtol", rtol)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:

@@ -86,9 +86,9 @@ def test_no_gpu_hello_raises_with_the_reason() -> None:
 
 
 def test_worker_that_cannot_start_is_no_gpu() -> None:
-    with Runner([sys.executable, "-c", "import sys; sys.exit(5)"], timeout_s=5) as runner:
-        with pytest.raises(NoGPUError) as err:
-            runner.hello()
+    command = [sys.executable, "-c", "import sys; sys.exit(5)"]
+    with Runner(command, timeout_s=5) as runner, pytest.raises(NoGPUError) as err:
+        runner.hello()
     assert "code 5" in str(err.value)
 
 
@@ -97,9 +97,9 @@ def test_real_worker_without_a_device_says_so(monkeypatch: pytest.MonkeyPatch) -
     import os
 
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT)}
-    with Runner([sys.executable, "-m", "pragma_ncu.worker"], timeout_s=60, env=env) as runner:
-        with pytest.raises(NoGPUError):
-            runner.hello()
+    command = [sys.executable, "-m", "pragma_ncu.worker"]
+    with Runner(command, timeout_s=60, env=env) as runner, pytest.raises(NoGPUError):
+        runner.hello()
 
 
 def test_timeout_measurement_keeps_shape_and_bytes() -> None:

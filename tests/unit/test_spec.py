@@ -685,3 +685,35 @@ def test_resolve_rejects_negative_dims(tmp_path):
     spec = load(tmp_path, spec_text(args=_arg_x(shape='["n - 64", "n - 2048"]') + _Y))
     with pytest.raises(SpecError):
         spec.resolve(spec.shape_named("odd"))
+
+
+@pytest.mark.parametrize("table,bad", [
+    ("[kernel]", "nmae"), ("[launch]", "blocks"), ("[metrics]", "byte"), ("[reference]", "fn"),
+])
+def test_misspelled_key_is_rejected(tmp_path, table, bad):
+    from pragma_ncu.errors import SpecError
+    from pragma_ncu.specfile import load_spec
+
+    text = (REPO / "examples" / "faults" / "scale.toml").read_text()
+    if table not in text:
+        text += f"\n{table}\n"
+    text = text.replace(f"{table}\n", f"{table}\n{bad} = \"x\"\n", 1)
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert err.value.field.endswith(bad)
+
+
+def test_misspelled_arg_and_tolerance_keys(tmp_path):
+    from pragma_ncu.errors import SpecError
+    from pragma_ncu.specfile import load_spec
+
+    base = (REPO / "examples" / "faults" / "scale.toml").read_text()
+    for old, new, field in (('role = "input"', 'role = "input"\nshpae = ["n"]', "args[0].shpae"),
+                            ("atol = 1e-5", "atoll = 1e-5", "tolerance.fp32.atoll")):
+        path = tmp_path / "s.toml"
+        path.write_text(base.replace(old, new, 1))
+        with pytest.raises(SpecError) as err:
+            load_spec(path)
+        assert err.value.field == field
