@@ -34,16 +34,6 @@ class ToolchainError(PragmaError):
     """A required tool (nvcc, ncu, a GPU) is missing or unusable; the message says how to fix it."""
 
 
-class KernelNotFoundError(PragmaError):
-    """The spec names a kernel the compiled code does not contain."""
-
-    def __init__(self, name: str, available: list[str]) -> None:
-        self.name = name
-        self.available = available
-        listed = ", ".join(available) if available else "none"
-        super().__init__(f"kernel '{name}' not found in the compiled code; entry points: {listed}")
-
-
 class NoGPUError(ToolchainError):
     """No CUDA device could be opened; `reason` is what the driver or the worker said."""
 

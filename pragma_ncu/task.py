@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, build_many
+from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build_many
 from pragma_ncu.errors import SpecError
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
@@ -100,6 +100,3 @@ def eval_request(spec: TaskSpec, task: ResolvedTask, built: BuildResult, harness
         check=check_config(spec, task, seeds), timing=timing,
     )
 
-
-def build_one(req: BuildRequest, nvcc: NvccInfo, settings: Settings) -> BuildResult:
-    return build(req, nvcc, BuildCache(settings.cache_dir / "build"))

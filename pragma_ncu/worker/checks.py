@@ -22,7 +22,7 @@ RefBuffers = dict[str, tuple[DeviceMemory, str]]  # output name -> (buffer, its 
 _REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}
 
 
-class ReferenceError_(Exception):
+class ReferenceFailure(Exception):
     """The reference could not be computed (import failure, exception, wrong output shape)."""
 
 
@@ -34,19 +34,19 @@ def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
             path = Path(base_dir or ".") / target
             spec = importlib.util.spec_from_file_location(f"_pragma_ref_{path.stem}", path)
             if spec is None or spec.loader is None:
-                raise ReferenceError_(f"cannot load reference file {path}")
+                raise ReferenceFailure(f"cannot load reference file {path}")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
         else:
             if base_dir and base_dir not in sys.path:
                 sys.path.insert(0, base_dir)
             module = importlib.import_module(target)
-    except ReferenceError_:
+    except ReferenceFailure:
         raise
     except Exception as exc:
-        raise ReferenceError_(f"importing reference {function!r} failed: {exc!r}") from None
+        raise ReferenceFailure(f"importing reference {function!r} failed: {exc!r}") from None
     if not hasattr(module, name):
-        raise ReferenceError_(f"reference module {target!r} has no function {name!r}")
+        raise ReferenceFailure(f"reference module {target!r} has no function {name!r}")
     return getattr(module, name)
 
 
@@ -61,7 +61,7 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
     try:
         result = fn(**kwargs)
     except Exception as exc:
-        raise ReferenceError_(f"the reference raised {exc!r}") from None
+        raise ReferenceFailure(f"the reference raised {exc!r}") from None
     outs = [a for a in ws.args if a.role in ("output", "inout")]
     by_name = _outputs_by_name(result, [a.name for a in outs])
     buffers: RefBuffers = {}
@@ -69,7 +69,7 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
         ref_dtype = _dtype(a.dtype).reference_dtype
         value = np.asarray(by_name[a.name])
         if value.size != a.numel:
-            raise ReferenceError_(f"reference output {a.name!r} has {value.size} elements, "
+            raise ReferenceFailure(f"reference output {a.name!r} has {value.size} elements, "
                                   f"expected {a.numel} (shape {a.shape})")
         host = np.ascontiguousarray(value.reshape(-1).astype(ref_dtype))
         mem = ws.gpu.alloc(host.nbytes)
@@ -82,15 +82,15 @@ def _outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
     if isinstance(result, dict):
         missing = [n for n in names if n not in result]
         if missing:
-            raise ReferenceError_(f"the reference returned no value for {missing}")
+            raise ReferenceFailure(f"the reference returned no value for {missing}")
         return result
     if isinstance(result, (tuple, list)):
         if len(result) != len(names):
-            raise ReferenceError_(f"the reference returned {len(result)} arrays, expected "
+            raise ReferenceFailure(f"the reference returned {len(result)} arrays, expected "
                                   f"{len(names)} ({', '.join(names)})")
         return dict(zip(names, result, strict=True))
     if len(names) != 1:
-        raise ReferenceError_(f"the reference returned one array, expected a dict or tuple of "
+        raise ReferenceFailure(f"the reference returned one array, expected a dict or tuple of "
                               f"{', '.join(names)}")
     return {names[0]: result}
 
@@ -105,7 +105,7 @@ def kernel_reference(ws: Workspace, ref: KernelRef) -> RefBuffers:
             if a.role == "inout":
                 gpu.copy(mem.ptr, ws.arrays[a.name].ptr, a.nbytes)
             else:
-                ws._fill(mem.ptr, a.nbytes, a.itemsize, POISON[a.dtype])
+                ws.fill(mem.ptr, a.nbytes, a.itemsize, POISON[a.dtype])
             buffers[a.name] = (mem, a.dtype)
     kernel = gpu.kernel(ref.cubin, ref.symbol)
     gpu.allow_dynamic_shared(kernel, ref.launch.shared_mem)

@@ -107,7 +107,7 @@ def _check_round(session: Session, req: EvalRequest, ws: Workspace, launch: Any,
     t0 = time.perf_counter()
     try:
         refs = _reference(session, req, ws, seed)
-    except (checks.ReferenceError_, CudaFailure) as exc:
+    except (checks.ReferenceFailure, CudaFailure) as exc:
         if isinstance(exc, CudaFailure) and exc.fatal:
             raise
         return CheckRound(phase, seed, Status.REFERENCE_ERROR, message=str(exc)), 0.0
@@ -127,7 +127,7 @@ def _reference(session: Session, req: EvalRequest, ws: Workspace, seed: int) -> 
     elif ref.kind == "kernel" and ref.kernel is not None:
         identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol, ref.kernel.launch)
     else:
-        raise checks.ReferenceError_(f"unknown reference kind {ref.kind!r}")
+        raise checks.ReferenceFailure(f"unknown reference kind {ref.kind!r}")
     key = (identity, tuple(sorted(req.task.dims.items())), seed,
            tuple((a.name, a.dtype, a.shape, a.init, a.value) for a in req.task.args))
     cached = session.refs.get(key)

@@ -77,7 +77,7 @@ class Workspace:
             snap = gpu.alloc(a.nbytes) if a.role in ("input", "inout") else None
             self.arrays[a.name] = DeviceArray(a, mem, snap)
         for arr in self.arrays.values():
-            self._fill(arr.mem.ptr, arr.mem.nbytes, 1, GUARD_BYTE)
+            self.fill(arr.mem.ptr, arr.mem.nbytes, 1, GUARD_BYTE)
 
     def close(self) -> None:
         for arr in self.arrays.values():
@@ -90,7 +90,8 @@ class Workspace:
     def h(self, name: str) -> Any:
         return self.gpu.kernel(self.harness, name)
 
-    def _fill(self, ptr: int, nbytes: int, width: int, value: int) -> None:
+    def fill(self, ptr: int, nbytes: int, width: int, value: int) -> None:
+        """Fill `nbytes` at `ptr` with a `width`-byte pattern (guards, poison)."""
         name, np_type = _FILL[width]
         n = nbytes // width
         self.gpu.launch(self.h(name), self.gpu.grid_for(n), (256, 1, 1), 0, ptr, np.uint64(n),
@@ -101,10 +102,10 @@ class Workspace:
         """Seeded inputs and inouts (snapshotted), poisoned outputs, fresh guards."""
         for index, arr in enumerate(self.arrays.values()):
             a = arr.arg
-            self._fill(arr.mem.ptr, GUARD_BYTES, 1, GUARD_BYTE)
-            self._fill(arr.tail_ptr, arr.tail_bytes, 1, GUARD_BYTE)
+            self.fill(arr.mem.ptr, GUARD_BYTES, 1, GUARD_BYTE)
+            self.fill(arr.tail_ptr, arr.tail_bytes, 1, GUARD_BYTE)
             if a.role == "output":
-                self._fill(arr.ptr, arr.nbytes, a.itemsize, POISON[a.dtype])
+                self.fill(arr.ptr, arr.nbytes, a.itemsize, POISON[a.dtype])
                 continue
             self._generate(arr, seed * 1_000_003 + index)
             assert arr.pristine is not None
