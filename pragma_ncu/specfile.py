@@ -55,10 +55,10 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
         raise SpecError(w, sorted(unknown)[0], f"one of the sections {sorted(_TOP_LEVEL)}")
     kernel = _table(data, "kernel", w, required=True)
     name = _str(kernel, "name", w, "kernel.name")
-    default_source = spec_path.with_suffix(".cu").name
-    if not isinstance(kernel.get("source", default_source), str):
-        raise SpecError(w, "kernel.source", "a path to the .cu file (string)", kernel["source"])
-    source = kernel_path or spec_path.parent / kernel.get("source", default_source)
+    source_name = kernel.get("source", spec_path.with_suffix(".cu").name)
+    if not isinstance(source_name, str):
+        raise SpecError(w, "kernel.source", "a path to the .cu file (string)", source_name)
+    source = kernel_path or spec_path.parent / source_name
     flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
     params = _parse_params(_table(data, "params", w), w)
     launch = _parse_launch(_table(data, "launch", w, required=True), w)

@@ -70,7 +70,7 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
         value = np.asarray(by_name[a.name])
         if value.size != a.numel:
             raise ReferenceFailure(f"reference output {a.name!r} has {value.size} elements, "
-                                  f"expected {a.numel} (shape {a.shape})")
+                                   f"expected {a.numel} (shape {a.shape})")
         host = np.ascontiguousarray(value.reshape(-1).astype(ref_dtype))
         mem = ws.gpu.alloc(host.nbytes)
         ws.gpu.upload(mem.ptr, host)
@@ -87,11 +87,11 @@ def _outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
     if isinstance(result, (tuple, list)):
         if len(result) != len(names):
             raise ReferenceFailure(f"the reference returned {len(result)} arrays, expected "
-                                  f"{len(names)} ({', '.join(names)})")
+                                   f"{len(names)} ({', '.join(names)})")
         return dict(zip(names, result, strict=True))
     if len(names) != 1:
         raise ReferenceFailure(f"the reference returned one array, expected a dict or tuple of "
-                              f"{', '.join(names)}")
+                               f"{', '.join(names)}")
     return {names[0]: result}
 
 

@@ -76,8 +76,7 @@ class Workspace:
             mem = gpu.alloc(GUARD_BYTES + padded + GUARD_BYTES)
             snap = gpu.alloc(a.nbytes) if a.role in ("input", "inout") else None
             self.arrays[a.name] = DeviceArray(a, mem, snap)
-        for arr in self.arrays.values():
-            self.fill(arr.mem.ptr, arr.mem.nbytes, 1, GUARD_BYTE)
+        # Guards and contents are written by prepare(), which precedes every launch.
 
     def close(self) -> None:
         for arr in self.arrays.values():
