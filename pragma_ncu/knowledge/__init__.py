@@ -1,0 +1,1 @@
+"""Knowledge: the metric compendium (curated core + what `knowledge build` generates)."""
