@@ -44,3 +44,17 @@ class NoGPUError(ToolchainError):
 
 class WorkerProtocolError(PragmaError):
     """The worker process answered something that is not a protocol message."""
+
+
+class LLMUnavailable(PragmaError):
+    """The LLM endpoint could not answer (not configured, unreachable, timed out, rate-limited or
+    failing after the allowed retries); callers fall back to rules."""
+
+
+class LLMBadReply(PragmaError):
+    """The LLM answered, but not with what was asked (no JSON object, wrong keys or types);
+    `reply` is the text it sent, for the log."""
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        self.reply = reply
+        super().__init__(message)

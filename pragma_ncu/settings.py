@@ -4,10 +4,16 @@ Everything else receives a `Settings` value. Environment variables:
 
 - PRAGMA_NCU_CACHE: cache directory (compiled kernels, measured ceilings); default
   $XDG_CACHE_HOME/pragma-ncu or ~/.cache/pragma-ncu.
+- PRAGMA_NCU_DATA: data directory (the generated metric compendium, run stores); default
+  $XDG_DATA_HOME/pragma-ncu or ~/.local/share/pragma-ncu.
 - PRAGMA_NCU_NVCC: the nvcc to use; default `nvcc` on PATH, then $CUDA_HOME/bin/nvcc.
 - PRAGMA_NCU_NCU: the ncu to use; default `ncu` on PATH.
 - PRAGMA_NCU_NCU_PYTHON: folder holding ncu_report.py; default found from the ncu install.
 - PRAGMA_NCU_PYTHON: the Python interpreter that runs workers; default this one.
+- PRAGMA_NCU_LLM_BASE_URL: an OpenAI-compatible endpoint (e.g. http://localhost:8000/v1); default
+  none (the openai client's own default when only a key is given).
+- PRAGMA_NCU_LLM_MODEL: the model to ask; no LLM is used without it.
+- PRAGMA_NCU_LLM_API_KEY: the endpoint's key; default $OPENAI_API_KEY.
 """
 
 from __future__ import annotations
@@ -15,18 +21,22 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Settings:
     cache_dir: Path
+    data_dir: Path
     nvcc: str | None
     ncu: str | None
     ncu_python_dir: Path | None
     python: str
     jobs: int
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)  # never printed
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -36,6 +46,13 @@ def _default_cache_dir(env: dict[str, str]) -> Path:
     if env.get("PRAGMA_NCU_CACHE"):
         return Path(env["PRAGMA_NCU_CACHE"]).expanduser()
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pragma-ncu"
+
+
+def _default_data_dir(env: dict[str, str]) -> Path:
+    if env.get("PRAGMA_NCU_DATA"):
+        return Path(env["PRAGMA_NCU_DATA"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "pragma-ncu"
 
 
@@ -57,9 +74,13 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     ncu_py = env.get("PRAGMA_NCU_NCU_PYTHON")
     return Settings(
         cache_dir=_default_cache_dir(env),
+        data_dir=_default_data_dir(env),
         nvcc=_find_nvcc(env),
         ncu=env.get("PRAGMA_NCU_NCU") or shutil.which("ncu"),
         ncu_python_dir=Path(ncu_py) if ncu_py else None,
         python=env.get("PRAGMA_NCU_PYTHON") or sys.executable,
         jobs=max(1, os.cpu_count() or 1),
+        llm_base_url=env.get("PRAGMA_NCU_LLM_BASE_URL") or None,
+        llm_model=env.get("PRAGMA_NCU_LLM_MODEL") or None,
+        llm_api_key=env.get("PRAGMA_NCU_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
     )
