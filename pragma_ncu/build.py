@@ -144,11 +144,21 @@ def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
     h = hashlib.sha256()
     folder = Path(req.source_name).parent
     parts = [req.source, req.kernel_name, req.arch, list(req.flags), list(req.defines),
-             list(req.include_dirs), req.lineinfo, nvcc.banner]
+             list(req.include_dirs), req.lineinfo, nvcc.banner,
+             _line_directive(req)]  # the cubin's line table names the source file
     h.update(json.dumps(parts).encode())
     for path in local_includes(req.source, folder):
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def _line_directive(req: BuildRequest) -> str:
+    """With -lineinfo, make the line table name the user's file, not the temporary copy, so
+    that ncu's source view (and `explain`'s hot lines) can find it."""
+    if not req.lineinfo or not req.source_name:
+        return ""
+    path = str(Path(req.source_name).resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line 1 "{path}"\n'
 
 
 def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> list[str]:
@@ -189,7 +199,7 @@ def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
 
 def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
     src = tmp / "kernel.cu"
-    src.write_text(req.source)
+    src.write_text(_line_directive(req) + req.source)
     cmd = nvcc_command(req, nvcc, src, tmp / "kernel.cubin")
     start = time.perf_counter()
     try:

@@ -127,12 +127,14 @@ class WorkerProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=30)
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 5.0) -> None:
         if self.alive():
-            with contextlib.suppress(WorkerDied, WorkerProtocolError):
-                self.request({"op": "exit"}, timeout_s=0.01)
+            assert self.proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError, OSError):  # "exit" has no answer
+                self.proc.stdin.write(encode({"op": "exit"}))
+                self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -155,9 +157,10 @@ class Runner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 5.0) -> None:
+        """Ask the worker to exit; kill its process group if it is not gone within `wait_s`."""
         if self.worker is not None:
-            self.worker.close()
+            self.worker.close(wait_s)
             self.worker = None
 
     def _ensure(self) -> WorkerProcess:

@@ -7,6 +7,10 @@ import click
 from pragma_ncu import __version__
 from pragma_ncu.cli.bench_cmd import bench
 from pragma_ncu.cli.doctor_cmd import doctor
+from pragma_ncu.cli.explain_cmd import explain
+from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
+from pragma_ncu.cli.knowledge_cmd import knowledge
+from pragma_ncu.cli.profile_cmd import profile
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +25,10 @@ def cli() -> None:
 
 cli.add_command(bench)
 cli.add_command(doctor)
+knowledge.add_command(knowledge_build)
+cli.add_command(knowledge)
+cli.add_command(profile)
+cli.add_command(explain)
 
 
 def main() -> None:

@@ -52,6 +52,12 @@ def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             result = evaluate.evaluate(session, eval_request_from_dict(message))
             return {"ok": True, "measurement": result.to_json(),
                     "fatal": bool(result.extra.get("fatal"))}
+        if op == "launch":  # for ncu: warm-up launches, then the one it profiles
+            session = state.setdefault("session", evaluate.Session(gpu))
+            done = evaluate.launch_for_profile(session, eval_request_from_dict(message["request"]),
+                                               int(message.get("warmup", 2)),
+                                               int(message.get("seed", 1)))
+            return {"ok": True, **done}
         if op == "ceiling":
             return {"ok": True, "ceiling": ceiling.measure(gpu, message["harness"],
                                                            int(message.get("bytes", 1 << 30)))}

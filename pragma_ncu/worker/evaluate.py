@@ -141,3 +141,27 @@ def _reference(session: Session, req: EvalRequest, ws: Workspace, seed: int) -> 
         buffers = checks.kernel_reference(ws, ref.kernel)
     session.refs.put(key, buffers)
     return buffers
+
+
+def launch_for_profile(session: Session, req: EvalRequest, warmup: int, seed: int
+                       ) -> dict[str, Any]:
+    """Prepare seeded inputs, launch `warmup` times, then once more for ncu to profile.
+
+    Nothing is verified here: under ncu's replay a reference kernel of the same name would be
+    counted as a launch too. The profiled candidate is the one `evaluate` verified.
+    """
+    gpu, cand = session.gpu, req.candidate
+    kernel = gpu.kernel(cand.cubin, cand.symbol)
+    gpu.allow_dynamic_shared(kernel, cand.launch.shared_mem)
+    ws = Workspace(gpu, req.harness, req.task.args)
+    try:
+        ws.prepare(seed)
+        t0 = time.perf_counter()
+        for _ in range(warmup + 1):
+            gpu.launch(kernel, cand.launch.grid, cand.launch.block, cand.launch.shared_mem,
+                       *ws.kernel_args())
+        gpu.sync()
+        return {"launches": warmup + 1, "seconds": time.perf_counter() - t0}
+    finally:
+        with suppress(CudaFailure):
+            ws.close()

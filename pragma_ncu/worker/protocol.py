@@ -1,6 +1,7 @@
 """The parent <-> worker protocol: one JSON object per line, one answer per request.
 
-Requests: {"op": "hello"}, {"op": "ceiling", ...}, {"op": "evaluate", ...}, {"op": "exit"}.
+Requests: {"op": "hello"}, {"op": "ceiling", ...}, {"op": "evaluate", ...},
+{"op": "launch", "request": {...}, "warmup": N, "seed": S} (for ncu), {"op": "exit"}.
 Answers: {"ok": true, ...} or {"ok": false, "kind": ..., "error": ...}; an answer with
 "fatal": true means the worker's CUDA context is broken and it exits after answering.
 """

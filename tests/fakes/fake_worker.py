@@ -4,7 +4,8 @@ What it does for an `evaluate` request depends on the candidate's symbol:
   ok -> a verified measurement; hang -> sleeps forever; crash -> exits with code 7 after
   writing to stderr; fatal -> an illegal-address answer with fatal=true, then exits;
   garbage -> a non-JSON line; print -> writes junk to fd 1 first (must not reach the parent)
-  then answers ok. `--no-gpu` makes hello fail like a machine without a driver.
+  then answers ok. `--no-gpu` makes hello fail like a machine without a driver. A `launch`
+  request (the profiled launch under ncu) behaves the same way by its candidate's symbol.
 """
 
 import json
@@ -50,7 +51,8 @@ def main():
             answer = {"ok": True, "ceiling": {"gbps": 4000.0, "method": "fake copy",
                                               "methods": {"fake copy": 4000.0}, "bytes": 1}}
         else:
-            mode = msg["candidate"]["symbol"]
+            req = msg["request"] if op == "launch" else msg
+            mode = req["candidate"]["symbol"]
             if mode == "hang":
                 time.sleep(3600)
             if mode == "crash":
@@ -66,7 +68,8 @@ def main():
                 channel.write((json.dumps({"ok": False, "kind": "cuda", "fatal": True,
                                            "error": "CUDA_ERROR_ILLEGAL_ADDRESS"}) + "\n").encode())
                 return 3
-            answer = {"ok": True, "measurement": measurement(msg)}
+            answer = ({"ok": True, "launches": msg.get("warmup", 0) + 1} if op == "launch"
+                      else {"ok": True, "measurement": measurement(msg)})
         channel.write((json.dumps(answer) + "\n").encode())
     return 0
 

@@ -1,0 +1,1 @@
+"""Diagnose: profile + compendium -> ranked findings. Shared by explain, the conductor, triage."""

@@ -1,0 +1,1 @@
+"""Profiles: ncu collection, report reading (ncu_report or CSV), the normalized Profile."""

@@ -1,0 +1,183 @@
+"""The fallback reader: `ncu --import REPORT --csv` pages parsed into the raw dump format.
+
+Used when `ncu_report` cannot be imported or cannot read a report. Three pages are read: `raw`
+(every metric, base units, mangled kernel names), `details` (ncu's rule results) and `source`
+(`cuda,sass` view: per-line sampling and instruction counts). CSV values are rounded for display
+(two decimals, thousands separators), so numbers agree with `ncu_report` to that precision.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Executor = Callable[[list[str]], str]  # runs a command, returns its stdout (raises on failure)
+
+_FIXED_COLUMNS = 11  # ID .. CC, before the metric columns of the raw page
+_NUMBER = re.compile(r"^-?[\d,]*\.?\d+(?:[eE][-+]?\d+)?$")
+# Short stall names of the source page -> the reason names used in metric names.
+STALL_COLUMNS = {
+    "stall_barrier": "barrier", "stall_branch_resolving": "branch_resolving",
+    "stall_dispatch": "dispatch_stall", "stall_drain": "drain", "stall_imc": "imc_miss",
+    "stall_lg": "lg_throttle", "stall_long_sb": "long_scoreboard",
+    "stall_math": "math_pipe_throttle", "stall_membar": "membar", "stall_mio": "mio_throttle",
+    "stall_misc": "misc", "stall_no_inst": "no_instructions", "stall_not_selected": "not_selected",
+    "stall_selected": "selected", "stall_short_sb": "short_scoreboard", "stall_sleep": "sleeping",
+    "stall_tex": "tex_throttle", "stall_wait": "wait", "stall_gmma": "gmma",
+    "stall_warpgroup_arrive": "warpgroup_arrive",
+}
+
+
+def run_ncu(command: list[str]) -> str:
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} ... failed: {proc.stderr.strip()[:500]}")
+    return proc.stdout
+
+
+def parse_value(text: str) -> float | str | None:
+    """'180,390,656' -> 180390656.0; 'no data' and '' -> None; other text stays text."""
+    text = text.strip()
+    if text in ("", "no data", "n/a", "N/A"):
+        return None
+    if _NUMBER.match(text):
+        return float(text.replace(",", ""))
+    return text
+
+
+def _rows(text: str) -> list[list[str]]:
+    # ncu prints its own ==WARNING== lines before the CSV when a source file is missing.
+    lines = [line for line in text.splitlines() if not line.startswith("==")]
+    return list(csv.reader(io.StringIO("\n".join(lines))))
+
+
+def parse_raw(text: str) -> list[dict[str, Any]]:
+    """The raw page: a header row, a units row, then one row per profiled kernel."""
+    rows = _rows(text)
+    if len(rows) < 2 or rows[0][:1] != ["ID"]:
+        raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
+    header, units = rows[0], rows[1]
+    kernels = []
+    for row in rows[2:]:
+        if len(row) != len(header):
+            continue
+        metrics = {}
+        for name, unit, cell in zip(header[_FIXED_COLUMNS:], units[_FIXED_COLUMNS:],
+                                    row[_FIXED_COLUMNS:], strict=True):
+            value = parse_value(cell)
+            if value is not None:
+                metrics[name] = [value, unit]
+        kernels.append({"id": row[0], "mangled": row[4], "metrics": metrics})
+    return kernels
+
+
+def parse_details(text: str) -> dict[str, dict[str, Any]]:
+    """The details page: kernel id -> {"display_name", "rules"}."""
+    out: dict[str, dict[str, Any]] = {}
+    rows = _rows(text)
+    if not rows:
+        return out
+    header = rows[0]
+    for row in rows[1:]:
+        if len(row) != len(header):
+            continue
+        cell = dict(zip(header, row, strict=True))
+        entry = out.setdefault(cell["ID"], {"display_name": cell["Kernel Name"], "rules": []})
+        if cell.get("Rule Name"):
+            entry["rules"].append({
+                "section": cell["Section Name"], "rule": cell["Rule Name"],
+                "kind": cell.get("Rule Type", ""), "message": cell.get("Rule Description", ""),
+                "speedup": parse_value(cell.get("Estimated Speedup", "")),
+                "speedup_type": cell.get("Estimated Speedup Type", ""), "title": "",
+            })
+    return out
+
+
+def parse_source(text: str) -> dict[str, list[dict[str, Any]]]:
+    """The `cuda,sass` source page: function name -> per-line rows (SASS rows skipped)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    file, function, header = "", "", []
+    for row in _rows(text):
+        if not row:
+            continue
+        if row[0] in ("File Path", "Function Name") and len(row) >= 2:
+            file, function = (row[1], function) if row[0] == "File Path" else (file, row[1])
+            continue
+        if row[0] == "Line No":
+            header = row
+            continue
+        if header and row[0].isdigit():
+            out.setdefault(function, []).append(_source_row(file, header, row))
+    return out
+
+
+def _source_row(file: str, header: list[str], row: list[str]) -> dict[str, Any]:
+    cells = dict(zip(header[4:], row[4:], strict=False))
+    values: dict[str, float] = {}
+    samples = parse_value(cells.get("Warp Stall Sampling (All Samples)", ""))
+    if isinstance(samples, float):
+        values["smsp__pcsamp_sample_count"] = samples
+    inst = parse_value(cells.get("Instructions Executed", ""))
+    if isinstance(inst, float):
+        values["inst_executed"] = inst
+    for column, reason in STALL_COLUMNS.items():
+        value = parse_value(cells.get(column, ""))
+        if isinstance(value, float) and value:
+            values[f"smsp__pcsamp_warps_issue_stalled_{reason}"] = value
+    text = row[1] if not row[1].startswith("<") else ""  # "<Unable to open source file>"
+    return {"file": file, "line": int(row[0]), "values": values, "text": text.strip()}
+
+
+def dump(report: str, ncu: str, run: Executor = run_ncu) -> dict[str, Any]:
+    """Read `report` through ncu's CSV pages into the raw dump format of `ncu_dump`."""
+    base = [ncu, "--import", report, "--csv", "--print-units", "base"]
+    raw = run([*base, "--page", "raw", "--print-kernel-base", "mangled"])
+    details = run([*base, "--page", "details"])
+    try:
+        source = run([*base, "--page", "source", "--print-source", "cuda,sass"])
+    except RuntimeError:
+        source = ""  # no source counters collected: the page is empty or refused
+    return dump_pages(raw, details, source, report)
+
+
+def dump_pages(raw: str, details: str, source: str = "", report: str = "") -> dict[str, Any]:
+    """The raw dump from the text of the three CSV pages (as saved by `ncu --import --csv`)."""
+    by_id = parse_details(details)
+    lines = parse_source(source) if source else {}
+    kernels = []
+    for index, k in enumerate(parse_raw(raw)):
+        info = by_id.get(k["id"], {})
+        display = info.get("display_name") or k["mangled"]
+        kernels.append({"index": index, "name": function_name(display), "mangled": k["mangled"],
+                        "display_name": display, "metrics": k["metrics"],
+                        "rules": info.get("rules", []),
+                        "source": list(_source_for(lines, display))})
+    return {"reader": "csv", "report": report, "kernels": kernels}
+
+
+def _source_for(source: dict[str, list[dict[str, Any]]], display: str) -> Iterator[dict[str, Any]]:
+    for function, rows in source.items():
+        if function == display or function_name(function) == function_name(display):
+            yield from rows
+
+
+def function_name(display: str) -> str:
+    """'void ns::foo<128>(float *, int)' -> 'ns::foo<128>'; 'silu_and_mul' stays as it is."""
+    name = display.strip()
+    depth, cut = 0, len(name)
+    for i, ch in enumerate(name):  # the parameter list: the first '(' outside template brackets
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "(" and depth == 0:
+            cut = i
+            break
+    name = name[:cut].strip()
+    if " " in name and not name.endswith(">"):
+        name = name.rsplit(" ", 1)[-1]  # drop the return type
+    elif " " in name:
+        head = name[: name.index("<")] if "<" in name else name
+        name = name[len(head.rsplit(" ", 1)[0]) + 1:] if " " in head else name
+    return name

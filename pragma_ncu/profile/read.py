@@ -1,0 +1,152 @@
+"""Reading a report: `ncu_report` first (in a subprocess), the CSV pages as the fallback.
+
+Also reads what `explain` accepts besides `.ncu-rep`: a saved `profile.json`, a raw dump, or a
+folder of CSV exports (`raw.csv`, `details.csv`, optional `source.csv`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pragma_ncu.errors import PragmaError, ToolchainError
+from pragma_ncu.profile import csv_reader, normalize
+from pragma_ncu.profile.model import Profile, profile_from_json
+from pragma_ncu.settings import Settings
+from pragma_ncu.toolchain import NcuInfo, find_ncu
+
+DUMP_TIMEOUT_S = 300
+
+
+class ReportError(PragmaError):
+    """A report could not be read by any reader; the message carries each reader's reason."""
+
+
+def read_report(path: Path, settings: Settings, reader: str = "auto",
+                collection: dict[str, Any] | None = None) -> Profile:
+    """A Profile from `path` (.ncu-rep, profile.json, raw dump .json, or a CSV folder)."""
+    if not path.exists():
+        raise ReportError(f"no such report: {path}")
+    if path.is_dir():
+        return read_csv_folder(path)
+    if path.suffix == ".json":
+        return _read_json(path)
+    try:
+        ncu = find_ncu(settings)
+    except ToolchainError as exc:
+        raise ReportError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
+                          "explain a profile.json or a folder of CSV exports instead") from None
+    raw, notes = _dump(path, ncu, settings, reader)
+    profile = normalize.from_raw(raw, collection, ncu.version)
+    if not profile.kernels:
+        raise ReportError(f"{path} holds no profiled kernel (a truncated file, or a report "
+                          f"written by an ncu newer than {ncu.version}?)")
+    return replace(profile, collection={**profile.collection, **({"notes": notes} if notes
+                                                                 else {})})
+
+
+def _dump(path: Path, ncu: NcuInfo, settings: Settings, reader: str
+          ) -> tuple[dict[str, Any], list[str]]:
+    notes: list[str] = []
+    if reader in ("auto", "ncu_report"):
+        if ncu.python_dir is None:
+            notes.append("ncu_report not found in the ncu install (set PRAGMA_NCU_NCU_PYTHON)")
+        else:
+            raw, why = dump_with_ncu_report(path, ncu.python_dir, settings.python)
+            if raw is not None:
+                return _complete_rules(raw, path, ncu, notes), notes
+            notes.append(why)
+        if reader == "ncu_report":
+            raise ReportError("; ".join(notes))
+    try:
+        return csv_reader.dump(str(path), ncu.path), notes
+    except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
+        raise ReportError(f"cannot read {path}: " + "; ".join([*notes, f"ncu --import: {exc}"])
+                          + ". Is it a complete .ncu-rep from this or an older ncu "
+                          f"({ncu.version})?") from None
+
+
+def _complete_rules(raw: dict[str, Any], path: Path, ncu: NcuInfo, notes: list[str]
+                    ) -> dict[str, Any]:
+    """ncu_report (2025.3) hands some rules over without their message (the source-counter
+    rules, e.g. UncoalescedGlobalAccess); the details page has them. Take the page's rules
+    then, keeping ncu_report's titles."""
+    if all(r.get("message") for k in raw["kernels"] for r in k.get("rules", ())):
+        return raw
+    try:
+        pages = csv_reader.parse_details(csv_reader.run_ncu(
+            [ncu.path, "--import", str(path), "--csv", "--page", "details"]))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        notes.append(f"some rule messages are missing and the details page failed: {exc}")
+        return raw
+    by_index = list(pages.values())
+    for kernel in raw["kernels"]:
+        if kernel["index"] >= len(by_index):
+            continue
+        titles = {_rule_key(r): r.get("title", "") for r in kernel.get("rules", ())}
+        kernel["rules"] = [{**r, "title": titles.get(_rule_key(r), "")}
+                           for r in by_index[kernel["index"]]["rules"]]
+    return raw
+
+
+def _rule_key(rule: dict[str, Any]) -> tuple[str, str, str]:
+    return (rule["section"], rule["rule"], normalize.clean_message(rule["message"])[:40])
+
+
+def dump_with_ncu_report(path: Path, python_dir: Path, python: str
+                         ) -> tuple[dict[str, Any] | None, str]:
+    """(raw dump, "") or (None, why not): ncu_report runs in a child process."""
+    cmd = [python, "-m", "pragma_ncu.profile.ncu_dump", str(path), "--ncu-python",
+           str(python_dir)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DUMP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"ncu_report took over {DUMP_TIMEOUT_S} s"
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["exit code " + str(proc.returncode)]
+                      )[-1][:300]
+    try:
+        return json.loads(proc.stdout), ""
+    except json.JSONDecodeError:
+        return None, "ncu_report's dump was not valid JSON"
+
+
+def _page(folder: Path, name: str) -> str | None:
+    for path in (folder / f"{name}.csv", folder / f"{name}.csv.gz"):
+        if path.is_file():
+            data = path.read_bytes()
+            return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+    return None
+
+
+def read_csv_folder(folder: Path) -> Profile:
+    """A folder of CSV pages exported by `ncu --import R --csv --page raw|details|source`
+    (named raw.csv, details.csv, source.csv; gzipped copies with .csv.gz work too)."""
+    raw = _page(folder, "raw")
+    if raw is None:
+        raise ReportError(f"{folder} has no raw.csv (expected raw.csv, details.csv, source.csv)")
+    try:
+        dump = csv_reader.dump_pages(raw, _page(folder, "details") or "",
+                                     _page(folder, "source") or "", str(folder))
+    except ValueError as exc:
+        raise ReportError(f"{folder}/raw.csv: {exc}") from None
+    return normalize.from_raw(dump)
+
+
+def _read_json(path: Path) -> Profile:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path} is not valid JSON: {exc}") from None
+    try:
+        if "schema" in data:
+            return profile_from_json(data)
+        if "kernels" in data and "reader" in data:
+            return normalize.from_raw(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{path}: not a pragma-ncu profile ({exc})") from None
+    raise ReportError(f"{path}: neither a profile.json nor a raw dump")

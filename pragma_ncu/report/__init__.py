@@ -1,0 +1,1 @@
+"""Rendering of reports for people: explanations, profiles (tables and Markdown)."""

@@ -1,0 +1,129 @@
+"""Rendering a Diagnosis as terminal text or Markdown (JSON is Diagnosis.to_json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tabulate import tabulate
+
+from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding
+from pragma_ncu.profile.model import KernelProfile
+
+MAX_FINDINGS = 5
+MAX_GUIDANCE = 5
+MAX_LINES = 5
+
+
+def _num(value: float | str | None, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, str):
+        return value
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def roofline_line(d: Diagnosis) -> str:
+    r = d.roofline
+    parts = []
+    if r.duration_ns:
+        parts.append(f"{r.duration_ns / 1000:,.1f} µs")
+    if r.achieved_gbps is not None:
+        parts.append(f"DRAM {r.achieved_gbps:,.0f} GB/s = {_num(r.dram_peak_pct)}% of ncu's peak")
+    if r.ceiling_fraction is not None and r.ceiling_source == "measured copy":
+        parts.append(f"{r.ceiling_fraction:.0%} of the measured copy ceiling "
+                     f"({r.ceiling_gbps:,.0f} GB/s)")
+    if r.compute_pct is not None:
+        parts.append(f"SM throughput {r.compute_pct:.0f}%")
+    if r.top_pipe:
+        parts.append(f"busiest pipe {r.top_pipe} {_num(r.top_pipe_pct)}%")
+    return "; ".join(parts)
+
+
+def _evidence_cell(e: Evidence) -> str:
+    short = e.metric if len(e.metric) <= 60 else e.metric[:57] + "..."
+    return f"{short} = {_num(e.value, e.unit)}" + (f" ({e.note})" if e.note else "")
+
+
+def findings_rows(d: Diagnosis) -> list[list[str]]:
+    return [[str(i), f.bottleneck, f"{f.score:.2f}", f.title,
+             "\n".join(_evidence_cell(e) for e in f.evidence[:3])]
+            for i, f in enumerate(d.findings[:MAX_FINDINGS], 1)]
+
+
+def _ours(d: Diagnosis, rule: str) -> str:
+    for i, f in enumerate(d.findings, 1):
+        if rule in f.ncu_rules:
+            return f"#{i} {f.bottleneck}"
+    return "-"
+
+
+def guidance_rows(d: Diagnosis) -> list[list[str]]:
+    return [[g.section, g.rule, g.kind, _num(g.speedup) + ("%" if g.speedup is not None else ""),
+             g.speedup_type, _ours(d, g.rule), (g.title or g.message)[:70]]
+            for g in d.guidance[:MAX_GUIDANCE]]
+
+
+def hotspot_rows(d: Diagnosis) -> list[list[str]]:
+    rows = []
+    for s in d.hotspots[:MAX_LINES]:
+        stalls = ", ".join(f"{k} {v}" for k, v in list(s.stalls.items())[:2])
+        rows.append([f"{Path(s.file).name}:{s.line}", str(s.samples), _num(s.instructions),
+                     stalls, s.text[:50]])
+    return rows
+
+
+def _actions(f: Finding) -> list[str]:
+    return [f"  - {a}" for a in f.actions]
+
+
+def explain_text(d: Diagnosis, k: KernelProfile) -> str:
+    out = [f"Kernel {k.display_name or k.name}",
+           f"Verdict: {d.classification}"
+           + (f": {d.findings[0].title}" if d.findings else ": no bottleneck stands out"),
+           f"Roofline: {roofline_line(d)}", ""]
+    if d.findings:
+        out.append("Findings, ranked by evidence (share = estimated share of time at stake):")
+        out.append(tabulate(findings_rows(d), ["#", "cause", "share", "finding", "evidence"],
+                            tablefmt="simple"))
+        top = d.findings[0]
+        out += ["", f"Why: {top.summary}", "Next steps:", *_actions(top)]
+    if d.guidance:
+        out += ["", "ncu's own guidance, by its estimated speedup (our rank of that cause):",
+                tabulate(guidance_rows(d), ["section", "rule", "type", "est.", "kind", "ours",
+                                            "title"], tablefmt="simple")]
+    if d.hotspots:
+        out += ["", "Hottest source lines (warp-state samples):",
+                tabulate(hotspot_rows(d), ["line", "samples", "inst", "top stalls", "source"],
+                         tablefmt="simple")]
+    out += ["", "Metrics cited (compendium):"]
+    out += [f"  {c.metric}: {c.title}. {c.meaning.split('. ')[0].rstrip('.')}. [{c.source}]"
+            for c in d.citations if any(c.metric == e.metric for e in _top_evidence(d))]
+    return "\n".join(out)
+
+
+def _top_evidence(d: Diagnosis) -> list[Evidence]:
+    return [e for f in d.findings[:2] for e in f.evidence]
+
+
+def explain_markdown(d: Diagnosis, k: KernelProfile) -> str:
+    out = [f"## `{k.display_name or k.name}`", "",
+           f"**Verdict:** {d.classification}"
+           + (f": {d.findings[0].title}" if d.findings else ""), "",
+           f"**Roofline:** {roofline_line(d)}", ""]
+    if d.findings:
+        out += ["### Findings (ranked by evidence)", "",
+                tabulate([[c.replace("\n", "<br>") for c in r] for r in findings_rows(d)],
+                         ["#", "cause", "share", "finding", "evidence"], tablefmt="github"), ""]
+        for f in d.findings[:3]:
+            out += [f"**{f.title}.** {f.summary}", "", *[a.strip() for a in _actions(f)], ""]
+    if d.guidance:
+        out += ["### ncu's guidance", "", tabulate(guidance_rows(d), [
+            "section", "rule", "type", "est.", "kind", "ours", "title"], tablefmt="github"), ""]
+    if d.hotspots:
+        out += ["### Hot source lines", "", tabulate(hotspot_rows(d), [
+            "line", "samples", "inst", "top stalls", "source"], tablefmt="github"), ""]
+    out += ["### Metrics cited", ""]
+    out += [f"- `{c.metric}`: {c.title}. {c.meaning} ([source]({c.source}))"
+            for c in d.citations]
+    return "\n".join(out) + "\n"
