@@ -72,12 +72,8 @@ def _close(x, y) -> bool:  # type: ignore[no-untyped-def]
 
 
 def export_pages(report: Path, ncu: str, dest: Path) -> None:
-    base = [ncu, "--import", str(report), "--csv", "--print-units", "base"]
-    pages = {"raw": [*base, "--page", "raw", "--print-kernel-base", "mangled"],
-             "details": [*base, "--page", "details"],
-             "source": [*base, "--page", "source", "--print-source", "cuda,sass"]}
-    for name, cmd in pages.items():
-        text = csv_reader.run_ncu(cmd)
+    for name in ("raw", "details", "source"):
+        text = csv_reader.run_ncu(csv_reader.page_command(ncu, str(report), name))
         (dest / f"{name}.csv.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
 
 

@@ -27,7 +27,7 @@ class Context:
     issue: float  # issue-slot utilization, fraction
     theoretical_occ: float  # fraction
     lanes: float  # average active threads per warp instruction / 32
-    waste: float  # fraction of global sectors carrying unused bytes
+    global_waste: tuple[float, str, float] | None  # signals.global_waste, read once
 
     @staticmethod
     def of(k: KernelProfile) -> Context:
@@ -39,8 +39,13 @@ class Context:
                          sig.pct(k, sig.L1_PCT)) / 100,
             issue=sig.pct(k, sig.ISSUE_PCT) / 100,
             theoretical_occ=(k.first(*sig.THEORETICAL_OCC) or 100.0) / 100,
-            lanes=(threads / 32) if threads else 1.0, waste=waste[0] if waste else 0.0,
+            lanes=(threads / 32) if threads else 1.0, global_waste=waste,
         )
+
+    @property
+    def waste(self) -> float:
+        """Fraction of global sectors carrying unused bytes."""
+        return self.global_waste[0] if self.global_waste else 0.0
 
     def ev(self, metric: str | tuple[str, ...], note: str = "") -> Evidence:
         names = (metric,) if isinstance(metric, str) else metric
@@ -69,7 +74,7 @@ def memory_bandwidth(c: Context) -> Finding | None:
 
 
 def uncoalesced(c: Context) -> Finding | None:
-    found = sig.global_waste(c.k)
+    found = c.global_waste
     if found is None or found[0] < 0.25:
         return None
     waste, metric, used = found

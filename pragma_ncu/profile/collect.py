@@ -125,7 +125,7 @@ def collect(ncu: str, worker: Sequence[str], eval_req: EvalRequest, req: Collect
         status, message = classify_log(log_text, report.is_file(), status, message,
                                        eval_req.candidate.symbol)
     return Collection(status, message, report if status is CollectStatus.OK else None, log,
-                      wall, tuple(cmd), {**asdict(req), "warmup": req.warmup})
+                      wall, tuple(cmd), asdict(req))
 
 
 def _drive(cmd: list[str], eval_req: EvalRequest, req: CollectRequest

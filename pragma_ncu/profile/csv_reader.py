@@ -132,13 +132,20 @@ def _source_row(file: str, header: list[str], row: list[str]) -> dict[str, Any]:
     return {"file": file, "line": int(row[0]), "values": values, "text": text.strip()}
 
 
+def page_command(ncu: str, report: str, page: str) -> list[str]:
+    """The `ncu --import` command that exports one CSV page ("raw", "details" or "source") in
+    the form the parsers here read."""
+    extra = {"raw": ["--print-kernel-base", "mangled"], "details": [],
+             "source": ["--print-source", "cuda,sass"]}[page]
+    return [ncu, "--import", report, "--csv", "--print-units", "base", "--page", page, *extra]
+
+
 def dump(report: str, ncu: str, run: Executor = run_ncu) -> dict[str, Any]:
     """Read `report` through ncu's CSV pages into the raw dump format of `ncu_dump`."""
-    base = [ncu, "--import", report, "--csv", "--print-units", "base"]
-    raw = run([*base, "--page", "raw", "--print-kernel-base", "mangled"])
-    details = run([*base, "--page", "details"])
+    raw = run(page_command(ncu, report, "raw"))
+    details = run(page_command(ncu, report, "details"))
     try:
-        source = run([*base, "--page", "source", "--print-source", "cuda,sass"])
+        source = run(page_command(ncu, report, "source"))
     except RuntimeError:
         source = ""  # no source counters collected: the page is empty or refused
     return dump_pages(raw, details, source, report)

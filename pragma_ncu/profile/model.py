@@ -73,14 +73,6 @@ class KernelProfile:
                 return value
         return None
 
-    def text(self, name: str) -> str | None:
-        metric = self.metrics.get(name)
-        return None if metric is None else str(metric.value)
-
-    @property
-    def duration_ns(self) -> float | None:
-        return self.value("gpu__time_duration.sum")
-
     def group(self, prefix: str) -> dict[str, Metric]:
         return {k: m for k, m in self.metrics.items() if k.startswith(prefix)}
 
@@ -92,15 +84,6 @@ class Profile:
     report: str | None = None  # the .ncu-rep it was read from
     ncu_version: str = ""
     collection: dict[str, Any] = field(default_factory=dict)  # how it was collected, if by us
-
-    def kernel(self, name: str) -> KernelProfile | None:
-        """The first kernel whose function, mangled or display name equals or contains `name`."""
-        for exact in (True, False):
-            for k in self.kernels:
-                names = (k.name, k.mangled, k.display_name)
-                if any(name == n if exact else name in n for n in names):
-                    return k
-        return None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -129,6 +112,3 @@ def _kernel_from_json(k: dict[str, Any]) -> KernelProfile:
         display_name=k.get("display_name", ""),
     )
 
-
-def load_profile(path: Path) -> Profile:
-    return profile_from_json(json.loads(path.read_text()))

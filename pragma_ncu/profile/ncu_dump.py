@@ -42,8 +42,6 @@ def _value(metric: Any) -> Any:
 def _metrics(action: Any) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for name in sorted(action.metric_names()):
-        if ":" in name:  # "breakdown:..." / "group:..." list other metrics; the CSV has none
-            continue
         metric = action.metric_by_name(name)
         value = _value(metric)
         if value is not None:

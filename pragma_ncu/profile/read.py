@@ -79,7 +79,7 @@ def _complete_rules(raw: dict[str, Any], path: Path, ncu: NcuInfo, notes: list[s
         return raw
     try:
         pages = csv_reader.parse_details(csv_reader.run_ncu(
-            [ncu.path, "--import", str(path), "--csv", "--page", "details"]))
+            csv_reader.page_command(ncu.path, str(path), "details")))
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         notes.append(f"some rule messages are missing and the details page failed: {exc}")
         return raw

@@ -35,6 +35,15 @@ def _hello() -> tuple[Any, dict[str, Any]]:
         return None, {"ok": False, "kind": "no_gpu", "error": f"{type(exc).__name__}: {exc}"}
 
 
+def _session(state: dict[str, Any], gpu: Any) -> Any:
+    """The worker's one Session, made on first use (not rebuilt for every request)."""
+    if "session" not in state:
+        from pragma_ncu.worker.evaluate import Session
+
+        state["session"] = Session(gpu)
+    return state["session"]
+
+
 def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     op = message.get("op")
     if op == "hello":
@@ -48,13 +57,12 @@ def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
 
     try:
         if op == "evaluate":
-            session = state.setdefault("session", evaluate.Session(gpu))
-            result = evaluate.evaluate(session, eval_request_from_dict(message))
+            result = evaluate.evaluate(_session(state, gpu), eval_request_from_dict(message))
             return {"ok": True, "measurement": result.to_json(),
                     "fatal": bool(result.extra.get("fatal"))}
         if op == "launch":  # for ncu: warm-up launches, then the one it profiles
-            session = state.setdefault("session", evaluate.Session(gpu))
-            done = evaluate.launch_for_profile(session, eval_request_from_dict(message["request"]),
+            done = evaluate.launch_for_profile(_session(state, gpu),
+                                               eval_request_from_dict(message["request"]),
                                                int(message.get("warmup", 2)),
                                                int(message.get("seed", 1)))
             return {"ok": True, **done}

@@ -10,19 +10,11 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.profile import collect as col
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.worker.protocol import EvalRequest, KernelRef, ReferenceSpec
+from tests.fakes.requests import fake_request as request
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_NCU = str(ROOT / "tests" / "fakes" / "fake_ncu.py")
 FAKE_WORKER = [sys.executable, str(ROOT / "tests" / "fakes" / "fake_worker.py")]
-
-
-def request(symbol: str) -> EvalRequest:
-    spec = load_spec(ROOT / "examples" / "silu_and_mul.toml")
-    task = spec.resolve(spec.shape_named("odd"))
-    cand = KernelRef("k.cubin", symbol, task.launch)
-    return EvalRequest("harness.cubin", cand, task, ReferenceSpec("kernel", kernel=cand))
 
 
 @pytest.fixture()

@@ -12,18 +12,10 @@ import pytest
 from pragma_ncu.errors import NoGPUError, WorkerProtocolError
 from pragma_ncu.measurement import Status
 from pragma_ncu.runner import Runner
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.worker.protocol import EvalRequest, KernelRef, ReferenceSpec
+from tests.fakes.requests import fake_request as request
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = [sys.executable, str(ROOT / "tests" / "fakes" / "fake_worker.py")]
-
-
-def request(symbol: str) -> EvalRequest:
-    spec = load_spec(ROOT / "examples" / "silu_and_mul.toml")
-    task = spec.resolve(spec.shape_named("odd"))
-    cand = KernelRef("k.cubin", symbol, task.launch)
-    return EvalRequest("harness.cubin", cand, task, ReferenceSpec("kernel", kernel=cand))
 
 
 def test_ok_measurement_round_trips() -> None:
