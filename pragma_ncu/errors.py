@@ -58,3 +58,8 @@ class LLMBadReply(PragmaError):
     def __init__(self, message: str, reply: str = "") -> None:
         self.reply = reply
         super().__init__(message)
+
+
+class TemplateError(PragmaError):
+    """A kernel template cannot be rendered (jinja2 syntax, an undefined variable, a failing
+    `{% raise %}`-style check); the message names the template and the line."""

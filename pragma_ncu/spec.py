@@ -48,9 +48,20 @@ class ArgSpec:
 
 @dataclass(frozen=True)
 class Param:
+    """A tunable parameter: `-DNAME=value`, a jinja2 variable, a name in expressions, and, with
+    `flag`, an nvcc flag ("--use_fast_math" when a bool is true, or "-maxrregcount={}" with the
+    value formatted in; a false, zero or empty value adds nothing)."""
+
     name: str
     default: ParamValue
     values: tuple[ParamValue, ...] = ()
+    flag: str | None = None
+
+    def flags_for(self, value: ParamValue) -> tuple[str, ...]:
+        if self.flag is None or value is False or value == 0 or value == "":
+            return ()
+        text = self.flag if isinstance(value, bool) else self.flag.replace("{}", str(value))
+        return tuple(text.split())
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,18 @@ class TaskSpec:
     reference: Reference = field(default_factory=Reference)
     bytes_expr: str | None = None
     flops_expr: str | None = None
+    template_args: tuple[str, ...] = ()  # C++ template parameters of the kernel, in order
+    restrictions: tuple[str, ...] = ()  # expressions over params and dims that must hold
+
+    @property
+    def is_jinja(self) -> bool:
+        return self.source_path.suffix == ".j2"
+
+    def compile_flags(self, params: dict[str, ParamValue]) -> tuple[str, ...]:
+        """The spec's nvcc flags plus those of flag parameters at `params` (defaults elsewhere)."""
+        values = {**self.default_params(), **params}
+        extra = [f for p in self.params for f in p.flags_for(values[p.name])]
+        return (*self.flags, *extra)
 
     def default_params(self) -> dict[str, ParamValue]:
         return {p.name: p.default for p in self.params}

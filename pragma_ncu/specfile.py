@@ -20,9 +20,11 @@ from pragma_ncu.spec import (
     Tolerance,
 )
 
-_TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics"}
+_TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics",
+              "tune"}
 _KEYS = {
-    "kernel": {"name", "source", "flags"}, "launch": {"grid", "block", "shared_mem"},
+    "kernel": {"name", "source", "flags", "template_args"}, "tune": {"restrictions"},
+    "param": {"default", "values", "flag"}, "launch": {"grid", "block", "shared_mem"},
     "metrics": {"bytes", "flops"}, "reference": {"function"},
     "arg": {"name", "dtype", "role", "shape", "value", "init"},
 }
@@ -30,8 +32,8 @@ _DISTS = {"normal": ("mean", "std"), "uniform": ("low", "high"), "randint": ("lo
 
 
 def spec_path_for(kernel: Path) -> Path:
-    """The spec beside a kernel: foo.cu -> foo.toml."""
-    return kernel.with_suffix(".toml")
+    """The spec beside a kernel: foo.cu -> foo.toml, foo.cu.j2 -> foo.toml."""
+    return kernel.with_name(kernel.name.removesuffix(".j2")).with_suffix(".toml")
 
 
 def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
@@ -65,14 +67,21 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     args = _parse_args(data.get("args"), w)
     shapes = _parse_shapes(data.get("shapes"), w)
     metrics = _table(data, "metrics", w)
+    tune = _table(data, "tune", w)
+    template_args = tuple(_str_list(kernel.get("template_args", []), w, "kernel.template_args"))
+    restrictions = tuple(_expr_text(r, w, f"tune.restrictions[{i}]") for i, r in
+                         enumerate(_str_list(tune.get("restrictions", []), w,
+                                             "tune.restrictions")))
     spec = TaskSpec(
         kernel_name=name, source_path=Path(source), spec_path=spec_path, launch=launch,
         args=args, shapes=shapes, flags=flags, params=params,
         tolerance=_parse_tolerance(_table(data, "tolerance", w), w),
         reference=_parse_reference(_table(data, "reference", w), spec_path, w),
         bytes_expr=_opt_expr(metrics, "bytes", w), flops_expr=_opt_expr(metrics, "flops", w),
+        template_args=template_args, restrictions=restrictions,
     )
     _check_names(spec, w)
+    _check_template_args(spec, w)
     return spec
 
 
@@ -138,12 +147,19 @@ def _parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
         if not name.isidentifier():
             raise SpecError(w, field, "a C identifier as the parameter name", name)
         if isinstance(value, dict):
+            _known_keys(value, _KEYS["param"], w, field)
             if "default" not in value:
                 raise SpecError(w, f"{field}.default", "a default value")
             values = value.get("values", [])
-            if not isinstance(values, list):
-                raise SpecError(w, f"{field}.values", "a list of candidate values", values)
-            params.append(Param(name, _scalar(value["default"], w, field), tuple(values)))
+            if not isinstance(values, list) or len(set(map(repr, values))) != len(values):
+                raise SpecError(w, f"{field}.values", "a list of distinct candidate values",
+                                values)
+            flag = value.get("flag")
+            if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
+                raise SpecError(w, f"{field}.flag", "an nvcc flag such as \"--use_fast_math\" "
+                                "or \"-maxrregcount={}\"", flag)
+            params.append(Param(name, _scalar(value["default"], w, field),
+                                tuple(_scalar(v, w, f"{field}.values") for v in values), flag))
         else:
             params.append(Param(name, _scalar(value, w, field)))
     return tuple(params)
@@ -290,6 +306,17 @@ def _check_names(spec: TaskSpec, w: str) -> None:
                                 f"a value for '{name}' (used in {field})")
 
 
+def _check_template_args(spec: TaskSpec, w: str) -> None:
+    params = {p.name for p in spec.params}
+    for name in spec.template_args:
+        if name not in params:
+            raise SpecError(w, "kernel.template_args", f"names of [params] ({sorted(params)})",
+                            name)
+    if spec.template_args and spec.is_jinja:
+        raise SpecError(w, "kernel.template_args", "no template_args for a jinja2 (.j2) source "
+                        "(write the values into the template instead)")
+
+
 def _all_exprs(spec: TaskSpec) -> list[tuple[str, str]]:
     out = [(f"launch.grid[{i}]", e) for i, e in enumerate(spec.launch.grid)]
     out += [(f"launch.block[{i}]", e) for i, e in enumerate(spec.launch.block)]
@@ -302,4 +329,5 @@ def _all_exprs(spec: TaskSpec) -> list[tuple[str, str]]:
             out += [(f"args.{a.name}.init", str(a.init.a)), (f"args.{a.name}.init", str(a.init.b))]
     out += [("metrics.bytes", spec.bytes_expr)] if spec.bytes_expr else []
     out += [("metrics.flops", spec.flops_expr)] if spec.flops_expr else []
+    out += [(f"tune.restrictions[{i}]", r) for i, r in enumerate(spec.restrictions)]
     return out

@@ -3,10 +3,13 @@ built kernel at one shape. Shared by `bench`, the tuner and the tune loop."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 from importlib import resources
 from pathlib import Path
 
 from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build_many
+from pragma_ncu.coder import template
 from pragma_ncu.errors import SpecError
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
@@ -22,26 +25,44 @@ from pragma_ncu.worker.protocol import (
 HARNESS_ENTRY = "copy_vec16"
 
 
-def define_value(value: ParamValue) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
+def read_source(spec: TaskSpec) -> str:
+    if not spec.source_path.is_file():
+        raise SpecError(str(spec.spec_path), "kernel.source",
+                        "an existing .cu (or .cu.j2) file", str(spec.source_path))
+    return spec.source_path.read_text()
 
 
 def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | None = None,
-                  source: str | None = None) -> BuildRequest:
-    """The nvcc job for `spec`'s kernel with `params` (defaults where not given) as macros."""
+                  source: str | None = None, render_dir: Path | None = None) -> BuildRequest:
+    """The nvcc job for `spec`'s kernel at `params` (defaults where not given): macros, flags,
+    and the template instantiated (see `coder.template`).
+
+    A rendered jinja2 template is written under `render_dir` (content-addressed) so that the
+    line table, ncu's source view and compiler messages point at a file that exists.
+    """
     values = {**spec.default_params(), **(params or {})}
-    if source is None:
-        if not spec.source_path.is_file():
-            raise SpecError(str(spec.spec_path), "kernel.source",
-                            "an existing .cu file", str(spec.source_path))
-        source = spec.source_path.read_text()
+    inst = template.instantiate(spec, values, read_source(spec) if source is None else source)
+    source_name = str(spec.source_path)
+    if inst.rendered and render_dir is not None:
+        source_name = str(_write_rendered(inst.text, spec, render_dir))
     return BuildRequest(
-        source=source, source_name=str(spec.source_path), kernel_name=spec.kernel_name,
-        arch=arch, flags=spec.flags,
-        defines=tuple((k, define_value(v)) for k, v in sorted(values.items())),
+        source=inst.text, source_name=source_name, kernel_name=spec.kernel_name,
+        arch=arch, flags=spec.compile_flags(values),
+        defines=tuple((k, template.define_value(v))
+                      for k, v in sorted(template.macro_params(spec, values).items())),
+        include_dirs=(str(spec.source_path.parent),) if inst.rendered else (),
     )
+
+
+def _write_rendered(text: str, spec: TaskSpec, render_dir: Path) -> Path:
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = render_dir / digest / spec.source_path.name.removesuffix(".j2")
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
 
 
 def harness_request(arch: str) -> BuildRequest:
@@ -55,8 +76,9 @@ def build_with_harness(spec: TaskSpec, arch: str, nvcc: NvccInfo, settings: Sett
                                                                             BuildResult]:
     """Compile the kernel and the harness for `arch`, in parallel; (kernel, harness)."""
     cache = BuildCache(settings.cache_dir / "build")
-    kernel, harness = build_many([build_request(spec, arch, params), harness_request(arch)],
-                                 nvcc, cache, settings.jobs)
+    kernel, harness = build_many([build_request(spec, arch, params,
+                                                render_dir=settings.cache_dir / "rendered"),
+                                  harness_request(arch)], nvcc, cache, settings.jobs)
     if not harness.ok:
         raise RuntimeError(f"the bundled harness failed to compile for {arch}:\n{harness.log}")
     return kernel, harness

@@ -1,0 +1,116 @@
+"""`pragma-ncu autotune`: search a kernel's declared parameters on the GPU."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from pragma_ncu.bench import worker_command
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
+from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.report import autotune as tables
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import load_settings
+from pragma_ncu.tuner.model import Budget, Evaluation, SearchResult
+from pragma_ncu.tuner.output import write_results
+from pragma_ncu.tuner.run import SearchOptions
+from pragma_ncu.tuner.run import autotune as run_autotune
+from pragma_ncu.tuner.search import Progress
+from pragma_ncu.tuner.space import point_key
+
+
+@click.command()
+@click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
+              help="The .cu or .cu.j2 file (its spec is the .toml beside it unless --spec).")
+@click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@click.option("--shape", "shapes", multiple=True,
+              help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
+                   "other shapes are still verified for every point, not timed.")
+@click.option("--strategy", type=click.Choice(["auto", "exhaustive", "tpe", "gp", "random"]),
+              default="auto", show_default=True,
+              help="auto: exhaustive when the feasible space fits the budget, else TPE.")
+@click.option("--budget", type=int, default=200, show_default=True,
+              help="Points to compile and measure at most.")
+@click.option("--time-budget", type=float, help="Seconds the search may take at most.")
+@click.option("--top-k", type=int, default=5, show_default=True,
+              help="Candidates re-timed with more repetitions before a winner is declared.")
+@click.option("--rounds", type=int, default=2, show_default=True,
+              help="Interleaved re-test rounds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The sampler's seed.")
+@click.option("--incumbent", "incumbent", multiple=True,
+              help="The configuration to beat, NAME=VALUE (default: the spec's defaults).")
+@click.option("--arch", help="Compile for this arch (default: the GPU's).")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Seconds one measurement may take before its worker is killed.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Where to write results (default: pragma-ncu-autotune/<kernel>).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy: str,
+             budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
+             incumbent: tuple[str, ...], arch: str | None, timeout: float,
+             out_dir: Path | None, fmt: str) -> None:
+    """Search the parameters a kernel's spec declares, inside the GPU's limits.
+
+    Every point is checked against the device's limits before it is compiled, compiled on all
+    cores ahead of the GPU, verified and timed at every shape; the top candidates are re-timed
+    before a winner is declared, and the winner replaces the incumbent only when it is faster
+    beyond the measured noise. Writes the instantiated best kernel, results.json and
+    evaluations.jsonl. Exit status: 0 done, 1 nothing verified, 2 bad input, 3 no GPU.
+    """
+    settings = load_settings()
+    task = load_task(kernel, spec)
+    chosen = pick_shapes(task, shapes)
+    names = {s.name for s in chosen}
+    checks = [s for s in task.shapes if s.name not in names] if shapes else []
+    if not any(p.values for p in task.params):
+        raise click.ClickException(f"{task.spec_path} declares no parameter with candidate "
+                                   "values ([params] NAME = {default = ..., values = [...]})")
+    options = SearchOptions(strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k,
+                            rounds=rounds, seed=seed, jobs=settings.jobs)
+    show = fmt == "table"
+    try:
+        with Runner(worker_command(settings), timeout_s=timeout) as runner:
+            result = run_autotune(task, chosen, settings, runner, options, check_shapes=checks,
+                                  incumbent=parse_params(incumbent), arch=arch,
+                                  progress=_progress(show), notice=progress_printer(show))
+    except NoGPUError as exc:
+        click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
+                   "`pragma-ncu doctor` for what is missing.", err=True)
+        sys.exit(3)
+    except (PragmaError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    out = out_dir or Path("pragma-ncu-autotune") / task.source_path.name.split(".")[0]
+    written = write_results(result, task, out)
+    if fmt == "json":
+        emit_json({**result.to_json(), "files": {k: str(v) for k, v in written.items()}})
+    else:
+        _print(result, written)
+    sys.exit(0 if result.general.winner is not None else 1)
+
+
+def _progress(enabled: bool) -> Progress:
+    tty = sys.stderr.isatty()
+
+    def show(ev: Evaluation, best: Evaluation | None) -> None:
+        if not enabled:
+            return
+        value = f"{ev.objective:.2f} µs" if ev.objective is not None else ev.status
+        top = f"best {best.objective:.2f} µs" if best and best.objective else "no best yet"
+        line = f"  [{ev.index + 1}] {point_key(ev.point)}: {value} ({top})"
+        click.echo(line.ljust(100) + ("\r" if tty else "\n"), err=True, nl=False)
+    return show
+
+
+def _print(result: SearchResult, written: dict[str, Path]) -> None:
+    click.echo(os.linesep.join(tables.stats_lines(result)))
+    click.echo("")
+    click.echo(tables.winners_table(result))
+    click.echo("")
+    click.echo(tables.retest_table(result))
+    click.echo("")
+    for role, path in written.items():
+        click.echo(f"{role}: {path}")

@@ -1,0 +1,99 @@
+"""Instantiating a kernel template at one parameter point.
+
+Three ways to expose parameters, all declared in the spec's [params]:
+- `#define` knobs in a plain .cu file: each parameter is passed as `-DNAME=value` (see
+  `macro_params`), so nothing happens to the text here;
+- a jinja2 template (`foo.cu.j2`): rendered with the parameters as variables; an undefined name
+  is an error, not an empty string. No macros are defined (a macro `VEC` would clobber a
+  `constexpr int VEC = {{ VEC }};` in the template);
+- C++ template parameters (`[kernel] template_args`): the kernel `NAME<A, B>` is instantiated by
+  taking its address at the end of the file, which needs no knowledge of its signature. These
+  names are not macros either (`template <int VEC>` would not survive `-DVEC=4`).
+Launch and compile parameters need no text change: they live in launch expressions and flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jinja2
+
+from pragma_ncu.errors import TemplateError
+from pragma_ncu.spec import ParamValue, TaskSpec
+
+INSTANCE_MARK = "// pragma-ncu: instantiate the template at this point"
+
+
+@dataclass(frozen=True)
+class Instance:
+    """The source nvcc compiles for one point; `rendered` when it differs from the file."""
+
+    text: str
+    rendered: bool
+
+
+def cxx_literal(value: ParamValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def macro_params(spec: TaskSpec, values: dict[str, ParamValue]) -> dict[str, ParamValue]:
+    """The parameters passed to nvcc as `-DNAME=value`."""
+    if spec.is_jinja:
+        return {}
+    return {k: v for k, v in values.items() if k not in spec.template_args}
+
+
+def define_value(value: ParamValue) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def render_jinja(text: str, values: dict[str, ParamValue], name: str) -> str:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    try:
+        return env.from_string(text).render(**values)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(f"{name}:{exc.lineno}: template syntax error: {exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"{name}: {exc.message} (declare it in [params])") from None
+    except Exception as exc:  # anything a template's own expressions raise
+        raise TemplateError(f"{name}: rendering failed: {exc!r}") from None
+
+
+def instantiation(kernel_name: str, template_args: tuple[str, ...],
+                  values: dict[str, ParamValue]) -> str:
+    """The line that makes nvcc emit `kernel_name<...>` for these values."""
+    args = ", ".join(cxx_literal(values[a]) for a in template_args)
+    return (f"\n{INSTANCE_MARK}\nstatic void* const pragma_ncu_instance_ = "
+            f"reinterpret_cast<void*>(&{kernel_name}<{args}>);\n")
+
+
+def instantiate(spec: TaskSpec, params: dict[str, ParamValue], text: str) -> Instance:
+    """`text` (the kernel file's content) made concrete for `params` (defaults elsewhere)."""
+    values = {**spec.default_params(), **params}
+    out, rendered = text, False
+    if spec.is_jinja:
+        out, rendered = render_jinja(text, values, str(spec.source_path)), True
+    if spec.template_args:
+        out = out + instantiation(spec.kernel_name, spec.template_args, values)
+    return Instance(out, rendered)
+
+
+def standalone(spec: TaskSpec, params: dict[str, ParamValue], text: str) -> str:
+    """A self-contained .cu of the instance: the parameters as #defines, then the source."""
+    values = {**spec.default_params(), **params}
+    inst = instantiate(spec, values, text)
+    flags = " ".join(spec.compile_flags(values))
+    lines = [f"// {spec.kernel_name} instantiated by pragma-ncu from {spec.source_path.name}",
+             f"// nvcc flags: {flags or '(none)'}",
+             f"// launch: grid {list(spec.launch.grid)}, block {list(spec.launch.block)}, "
+             f"dynamic shared memory {spec.launch.shared_mem}"]
+    lines += ["// parameters: " + ", ".join(f"{k}={cxx_literal(v)}" for k, v in
+                                             sorted(values.items()))]
+    lines += [f"#define {k} {define_value(v)}"
+              for k, v in sorted(macro_params(spec, values).items())]
+    return "\n".join(lines) + "\n" + inst.text

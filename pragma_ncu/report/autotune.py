@@ -1,0 +1,71 @@
+"""Tables for a parameter search: the winners, the re-test, where the points went."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from pragma_ncu.tuner.model import Retest, SearchResult, Verdict
+from pragma_ncu.tuner.space import point_key
+
+
+def _pct_ceiling(r: Retest, shape: str, ceiling: float | None) -> str:
+    at = r.at(shape)
+    if at is None or at.gbps is None or not ceiling:
+        return ""
+    return f"{100 * at.gbps / ceiling:.1f}"
+
+
+def winners_table(result: SearchResult) -> str:
+    """One row per shape and one for the general configuration."""
+    rows = []
+    for shape, v in result.per_shape:
+        rows.append(_row(shape, v, shape, result.ceiling_gbps))
+    rows.append(_row("general (geo-mean)", result.general, None, result.ceiling_gbps))
+    headers = ["shape", "best configuration", "µs", "± noise %", "% ceiling", "incumbent µs",
+               "speedup", "decision"]
+    return tabulate(rows, headers=headers, floatfmt=".2f")
+
+
+def _row(label: str, v: Verdict, shape: str | None, ceiling: float | None) -> list[object]:
+    w, i = v.winner, v.incumbent
+    if w is None:
+        return [label, "-", None, None, "", None, None, v.reason]
+    t, noise = _time_and_noise(w, shape)
+    it = _time_and_noise(i, shape)[0] if i is not None and i.status == "ok" else None
+    decision = "new best" if v.accepted else "keep incumbent"
+    pct = _pct_ceiling(w, shape, ceiling) if shape is not None else ""
+    return [label, point_key(w.point), t, noise, pct, it, v.speedup, decision]
+
+
+def _time_and_noise(r: Retest, shape: str | None) -> tuple[float | None, float | None]:
+    """At one shape, or the geometric mean with the noisiest shape's noise."""
+    if shape is None:
+        return r.objective, max((s.noise_pct for s in r.shapes), default=None)
+    at = r.at(shape)
+    return (at.median_us, at.noise_pct) if at is not None else (None, None)
+
+
+def retest_table(result: SearchResult) -> str:
+    rows = []
+    for r in sorted(result.retests, key=lambda r: r.objective or float("inf")):
+        times = [f"{s.median_us:.2f}" for s in r.shapes]
+        rows.append([point_key(r.point) + (" (incumbent)" if r.is_incumbent else ""),
+                     r.status, r.objective, " / ".join(times) or r.message[:60]])
+    return tabulate(rows, headers=["candidate", "status", "geo-mean µs",
+                                   " / ".join(result.shapes) + " µs"], floatfmt=".2f")
+
+
+def stats_lines(result: SearchResult) -> list[str]:
+    s = result.stats
+    pruned = ", ".join(f"{k} {v}" for k, v in sorted(s.pruned.items())) or "none"
+    failed = ", ".join(f"{k} {v}" for k, v in sorted(s.failed.items())) or "none"
+    reach = (f"{s.time_to_within_2pct_s:.1f} s" if s.time_to_within_2pct_s is not None
+             else "n/a")
+    return [
+        f"space {s.space_size} points; strategy {result.strategy} (seed {result.seed}); "
+        f"evaluated {s.evaluated}, verified at every shape {s.verified}",
+        f"pruned by the hardware limits and restrictions: {pruned}; failed: {failed}",
+        f"wall {s.wall_s:.1f} s (search {s.search_s:.1f} s, re-test {s.retest_s:.1f} s); "
+        f"compile {s.compile_s:.1f} s summed over parallel jobs, {s.cache_hits} cached; "
+        f"GPU {s.gpu_s:.1f} s; within 2% of the best after {reach}",
+    ]

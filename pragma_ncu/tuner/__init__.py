@@ -1,0 +1,1 @@
+"""The tuner: search a kernel template's parameters inside the hardware-feasible region."""

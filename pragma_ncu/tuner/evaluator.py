@@ -1,0 +1,112 @@
+"""Evaluators: how a point becomes a build and a build becomes measurements.
+
+The search loop only sees the `Evaluator` protocol, so the same loop runs on the GPU
+(`GpuEvaluator`: nvcc, then the worker verifies and times) and in tests and benchmarks
+(`replay.ReplayEvaluator`: measurements recorded on a GPU, played back).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pragma_ncu import task as tasks
+from pragma_ncu.build import BuildCache, BuildResult, build
+from pragma_ncu.errors import TemplateError
+from pragma_ncu.measurement import Measurement
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.toolchain import NvccInfo
+from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.space import Point
+from pragma_ncu.worker.protocol import KernelRef, TimingConfig
+
+SEARCH = "search"
+RETEST = "retest"
+CHECK = "check"  # verify only, no timing: the shapes a point must be right at but is not tuned for
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Timing and verification per phase: short runs while searching, long ones to re-test.
+
+    Both phases verify before timing and re-verify after it; the re-test draws fresh inputs
+    (other seeds) so a winner is checked on data the search never saw.
+    """
+
+    search: TimingConfig = field(default_factory=lambda: TimingConfig(
+        warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=25.0, copy_reference=False))
+    retest: TimingConfig = field(default_factory=lambda: TimingConfig(
+        warmup_ms=10.0, min_reps=50, max_reps=5000, budget_ms=150.0, copy_reference=True))
+    search_seeds: tuple[int, ...] = (1, 2)
+    retest_seeds: tuple[int, ...] = (3, 4)
+
+    def timing(self, phase: str) -> TimingConfig | None:
+        return {SEARCH: self.search, RETEST: self.retest}.get(phase)
+
+    def seeds(self, phase: str) -> tuple[int, ...]:
+        return self.retest_seeds if phase == RETEST else self.search_seeds
+
+
+class Evaluator(Protocol):
+    limits: Limits
+
+    def build(self, point: Point) -> BuildResult:
+        """Compile the kernel at `point`; thread-safe (called from a pool ahead of the GPU)."""
+        ...
+
+    def measure(self, point: Point, built: BuildResult, shape: Shape,
+                phase: str) -> Measurement:
+        """Verify and time the built point at one shape (verify only in the CHECK phase);
+        failures are statuses."""
+        ...
+
+
+def failed_build(kernel_name: str, arch: str, message: str) -> BuildResult:
+    """A build that never reached nvcc (the template did not render)."""
+    return BuildResult(status="compile_error", kernel_name=kernel_name, symbol=None,
+                       cubin_path=None, resources=None, log=message, arch=arch, command=(),
+                       key="")
+
+
+class GpuEvaluator:
+    """Compiles with nvcc (cached) and measures in the runner's worker process."""
+
+    def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, nvcc: NvccInfo,
+                 arch: str, harness: BuildResult, limits: Limits,
+                 phases: Phases | None = None) -> None:
+        self.spec, self.settings, self.runner, self.nvcc = spec, settings, runner, nvcc
+        self.arch, self.harness, self.limits = arch, harness, limits
+        self.phases = phases or Phases()
+        self.cache = BuildCache(settings.cache_dir / "build")
+        self.source = tasks.read_source(spec)
+        self._original: BuildResult | None = None
+
+    def build(self, point: Point) -> BuildResult:
+        try:
+            req = tasks.build_request(self.spec, self.arch, point, source=self.source,
+                                      render_dir=self.settings.cache_dir / "rendered")
+        except TemplateError as exc:
+            return failed_build(self.spec.kernel_name, self.arch, str(exc))
+        return build(req, self.nvcc, self.cache)
+
+    def measure(self, point: Point, built: BuildResult, shape: Shape,
+                phase: str) -> Measurement:
+        task = self.spec.resolve(shape, point)
+        req = tasks.eval_request(self.spec, task, built, self.harness,
+                                 original=self._reference_kernel(shape),
+                                 seeds=self.phases.seeds(phase),
+                                 timing=self.phases.timing(phase))
+        return self.runner.evaluate(req)
+
+    def _reference_kernel(self, shape: Shape) -> KernelRef | None:
+        """Without a NumPy reference, the kernel at its default parameters is the reference."""
+        if self.spec.reference.function:
+            return None
+        if self._original is None:
+            self._original = self.build({})
+            if not self._original.ok:
+                raise TemplateError(f"the kernel at its default parameters does not build, so "
+                                    f"it cannot serve as the reference:\n{self._original.log}")
+        return tasks.kernel_ref(self._original, self.spec.resolve(shape, {}))

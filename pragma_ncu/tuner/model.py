@@ -1,0 +1,192 @@
+"""The tuner's nouns: one evaluated point, one re-tested candidate, the result of a search."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.tuner.space import Point, point_key
+
+SEARCH_STATUSES = ("ok", "infeasible", "compile_error", "kernel_not_found")
+
+
+@dataclass(frozen=True)
+class Budget:
+    evaluations: int | None = None  # points compiled and measured (pruned ones are free)
+    seconds: float | None = None  # wall time of the search phase
+
+    def spent(self, evaluations: int, seconds: float) -> bool:
+        return ((self.evaluations is not None and evaluations >= self.evaluations)
+                or (self.seconds is not None and seconds >= self.seconds))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One point: pruned, failed to build, failed at some shape, or verified everywhere."""
+
+    index: int
+    point: Point
+    status: str  # "ok", "infeasible", "compile_error", "kernel_not_found" or a Measurement status
+    message: str = ""
+    reason: str = ""  # the feasibility code of a pruned point
+    measurements: tuple[Measurement, ...] = ()  # at the tuned shapes, timed
+    checked: tuple[Measurement, ...] = ()  # at the check shapes, verified only
+    registers: int | None = None
+    spill_bytes: int = 0
+    compile_s: float = 0.0
+    gpu_s: float = 0.0
+    elapsed_s: float = 0.0  # since the search began, when this point was done
+
+    @property
+    def key(self) -> str:
+        return point_key(self.point)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def objective(self) -> float | None:
+        """Geometric mean over the shapes of the median time in µs; None unless verified."""
+        return geomean_us(self.measurements) if self.ok else None
+
+    def median_us(self, shape: str) -> float | None:
+        for m in self.measurements:
+            if m.shape == shape and m.timing is not None:
+                return m.timing.median_us
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["measurements"] = [m.to_json() for m in self.measurements]
+        data["checked"] = [m.to_json() for m in self.checked]
+        data["objective"] = self.objective
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Evaluation:
+        fields = {k: v for k, v in data.items() if k in Evaluation.__dataclass_fields__}
+        fields["measurements"] = tuple(Measurement.from_json(m) for m in data["measurements"])
+        fields["checked"] = tuple(Measurement.from_json(m) for m in data.get("checked", ()))
+        return Evaluation(**fields)
+
+
+def geomean_us(measurements: Sequence[Measurement]) -> float | None:
+    times = [m.timing.median_us for m in measurements
+             if m.status is Status.OK and m.timing is not None]
+    if not times or len(times) != len(measurements) or min(times) <= 0:
+        return None
+    return math.exp(sum(math.log(t) for t in times) / len(times))
+
+
+@dataclass(frozen=True)
+class ShapeTime:
+    """A re-tested candidate at one shape: the median over rounds and the noise seen."""
+
+    shape: str
+    median_us: float
+    noise_us: float  # max(IQR of any round, spread of the round medians)
+    rounds_us: tuple[float, ...]
+    gbps: float | None = None
+    copy_us: float | None = None
+
+    @property
+    def noise_pct(self) -> float:
+        return 100.0 * self.noise_us / self.median_us if self.median_us > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Retest:
+    point: Point
+    status: str  # "ok" or the first failing Measurement status
+    message: str = ""
+    shapes: tuple[ShapeTime, ...] = ()
+    is_incumbent: bool = False
+
+    @property
+    def key(self) -> str:
+        return point_key(self.point)
+
+    @property
+    def objective(self) -> float | None:
+        if self.status != "ok" or not self.shapes:
+            return None
+        return math.exp(sum(math.log(s.median_us) for s in self.shapes) / len(self.shapes))
+
+    def at(self, shape: str) -> ShapeTime | None:
+        return next((s for s in self.shapes if s.shape == shape), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The winner among the re-tested candidates and whether it beats the incumbent."""
+
+    winner: Retest | None
+    incumbent: Retest | None
+    accepted: bool  # the winner beats the incumbent beyond the measured noise
+    speedup: float | None  # incumbent objective / winner objective
+    reason: str
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    space_size: int
+    evaluated: int  # compiled (or tried to) and measured
+    verified: int
+    pruned: dict[str, int] = field(default_factory=dict)  # reason code -> points
+    failed: dict[str, int] = field(default_factory=dict)  # status -> points
+    wall_s: float = 0.0  # the whole search, re-test included
+    search_s: float = 0.0
+    retest_s: float = 0.0
+    compile_s: float = 0.0  # summed over compiles (they overlap)
+    gpu_s: float = 0.0
+    cache_hits: int = 0
+    time_to_within_2pct_s: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    kernel: str
+    strategy: str
+    seed: int
+    shapes: tuple[str, ...]
+    evaluations: tuple[Evaluation, ...]
+    retests: tuple[Retest, ...]
+    general: Verdict  # best geometric mean over the shapes
+    per_shape: tuple[tuple[str, Verdict], ...]  # best at each shape
+    stats: SearchStats
+    device: str = ""
+    ceiling_gbps: float | None = None
+
+    @property
+    def best_point(self) -> Point | None:
+        """The configuration to use: the general winner when accepted, else the incumbent's."""
+        v = self.general
+        chosen = v.winner if v.accepted else v.incumbent
+        return dict(chosen.point) if chosen is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel, "strategy": self.strategy, "seed": self.seed,
+            "shapes": list(self.shapes), "device": self.device,
+            "ceiling_gbps": self.ceiling_gbps, "best_point": self.best_point,
+            "general": _verdict_json(self.general),
+            "per_shape": {s: _verdict_json(v) for s, v in self.per_shape},
+            "stats": asdict(self.stats),
+            "retests": [_retest_json(r) for r in self.retests],
+            "evaluations": [e.to_json() for e in self.evaluations],
+        }
+
+
+def _retest_json(r: Retest | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {**asdict(r), "objective": r.objective}
+
+
+def _verdict_json(v: Verdict) -> dict[str, Any]:
+    return {"winner": _retest_json(v.winner), "incumbent": _retest_json(v.incumbent),
+            "accepted": v.accepted, "speedup": v.speedup, "reason": v.reason}

@@ -1,0 +1,124 @@
+"""One parameter search, end to end: search, re-test the top candidates, decide.
+
+`tune_parameters` takes any `Evaluator` (the GPU, or recorded measurements in tests);
+`autotune` sets up the GPU evaluator for a spec and runs it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from pragma_ncu import task as tasks
+from pragma_ncu.bench import DEFAULT_ARCH
+from pragma_ncu.ceilings import ceiling_for
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.toolchain import arch_flag, find_nvcc
+from pragma_ncu.tuner import retest as retesting
+from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
+from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.model import Budget, Evaluation, SearchResult, SearchStats
+from pragma_ncu.tuner.search import (
+    Clock,
+    Problem,
+    Progress,
+    SearchLog,
+    choose_strategy,
+    incumbent_point,
+    run_search,
+)
+from pragma_ncu.tuner.space import Point, Space
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    strategy: str = "auto"  # auto | exhaustive | tpe | gp | random
+    budget: Budget = field(default_factory=lambda: Budget(evaluations=200, seconds=None))
+    top_k: int = 5
+    rounds: int = 2  # interleaved re-test rounds
+    seed: int = 0
+    jobs: int = 1  # parallel compiles
+    phases: Phases = field(default_factory=Phases)
+
+
+def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptions, *,
+                    clock: Clock = time.perf_counter, progress: Progress | None = None,
+                    notice: Notice = lambda _: None) -> SearchResult:
+    """Search, re-test and decide; never raises for a candidate's failure."""
+    start = clock()
+    strategy = choose_strategy(options.strategy, problem, options.budget, evaluator.limits,
+                               options.seed)
+    notice(f"searching {problem.space.size} points with {strategy.name}")
+    log = run_search(problem, evaluator, strategy, options.budget, jobs=options.jobs,
+                     clock=clock, progress=progress)
+    incumbent = incumbent_point(problem)
+    names = [s.name for s in problem.shapes]
+    points = retesting.candidates(log.evaluations, names, options.top_k, incumbent)
+    notice(f"re-testing {len(points)} candidates, {options.rounds} rounds")
+    t0 = clock()
+    retests = retesting.retest(points, log.builds, problem.shapes, evaluator, options.rounds,
+                               incumbent)
+    retest_s = clock() - t0
+    general = retesting.decide(retests)
+    per_shape = tuple((n, retesting.decide(retests, n)) for n in names)
+    stats = _stats(problem, log, retest_s, clock() - start)
+    return SearchResult(problem.spec.kernel_name, strategy.name, options.seed, tuple(names),
+                        tuple(log.evaluations), tuple(retests), general, per_shape, stats)
+
+
+def _stats(problem: Problem, log: SearchLog, retest_s: float, wall_s: float) -> SearchStats:
+    evs = log.evaluations
+    return SearchStats(
+        space_size=problem.space.size, evaluated=log.evaluated,
+        verified=sum(1 for e in evs if e.ok), pruned=dict(log.pruned), failed=dict(log.failed),
+        wall_s=wall_s, search_s=log.seconds, retest_s=retest_s,
+        compile_s=sum(e.compile_s for e in evs), gpu_s=sum(e.gpu_s for e in evs),
+        cache_hits=sum(1 for b in log.builds.values() if b.cache_hit),
+        time_to_within_2pct_s=time_to_within(evs, 0.02),
+    )
+
+
+def time_to_within(evaluations: Sequence[Evaluation], fraction: float) -> float | None:
+    """Seconds into the search at which the running best first came within `fraction` of the
+    best objective the search found."""
+    values = [(e.elapsed_s, e.objective) for e in evaluations if e.objective is not None]
+    if not values:
+        return None
+    final = min(v for _, v in values)
+    running = math.inf
+    for elapsed, value in sorted(values):
+        running = min(running, value)
+        if running <= final * (1.0 + fraction):
+            return elapsed
+    return None
+
+
+def autotune(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
+             options: SearchOptions, *, check_shapes: Sequence[Shape] = (),
+             space: Space | None = None, incumbent: Point | None = None,
+             arch: str | None = None, progress: Progress | None = None,
+             notice: Notice = lambda _: None) -> SearchResult:
+    """Search `spec`'s parameters on the runner's GPU, timed at `shapes` and verified there and
+    at `check_shapes`."""
+    problem = Problem(spec, tuple(shapes), space or Space.from_spec(spec), incumbent or {},
+                      tuple(check_shapes))
+    for shape in problem.all_shapes:
+        spec.resolve(shape, {})  # a bad shape fails here, before any compile
+    notice("starting the GPU worker")
+    device = runner.hello()
+    target = arch_flag(arch) if arch else (device.arch or DEFAULT_ARCH)
+    nvcc = find_nvcc(settings)
+    harness = tasks.build_with_harness(spec, target, nvcc, settings)[1]
+    assert harness.cubin_path is not None
+    notice("copy-bandwidth ceiling")
+    ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
+    evaluator = GpuEvaluator(spec, settings, runner, nvcc, target, harness,
+                             Limits.from_device(device), options.phases)
+    result = tune_parameters(problem, evaluator, options, progress=progress, notice=notice)
+    return replace(result, device=device.name, ceiling_gbps=ceiling.gbps)

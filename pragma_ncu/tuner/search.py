@@ -1,0 +1,201 @@
+"""The search loop: compile ahead of the GPU on all cores, measure one point at a time.
+
+The incumbent (the kernel's own configuration) is evaluated first. Every other point comes from
+the strategy, is checked against the hardware limits before it is compiled, compiled in a thread
+pool while earlier points are measured, checked again against its registers and shared memory,
+then verified and timed at every shape. Only points verified at every shape get a value.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from pragma_ncu.build import BuildResult
+from pragma_ncu.measurement import Measurement
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.tuner import feasibility
+from pragma_ncu.tuner.evaluator import CHECK, SEARCH, Evaluator
+from pragma_ncu.tuner.model import Budget, Evaluation
+from pragma_ncu.tuner.space import Point, Space, point_key
+from pragma_ncu.tuner.strategies import Exhaustive, OptunaStrategy, Strategy
+
+Clock = Callable[[], float]
+Progress = Callable[[Evaluation, "Evaluation | None"], None]
+ENUMERATE_LIMIT = 200_000  # larger spaces are not enumerated to count their feasible points
+
+
+@dataclass(frozen=True)
+class Problem:
+    spec: TaskSpec
+    shapes: tuple[Shape, ...]
+    space: Space
+    incumbent: Point = field(default_factory=dict)  # {} = the spec's defaults
+    check_shapes: tuple[Shape, ...] = ()  # verified at, not timed (e.g. sizes that divide nothing)
+
+    @property
+    def all_shapes(self) -> tuple[Shape, ...]:
+        return (*self.shapes, *self.check_shapes)
+
+
+@dataclass
+class SearchLog:
+    """What the loop accumulated (mutable while it runs; frozen into a SearchResult after)."""
+
+    evaluations: list[Evaluation] = field(default_factory=list)
+    builds: dict[str, BuildResult] = field(default_factory=dict)  # verified points only
+    pruned: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    evaluated: int = 0
+    seconds: float = 0.0
+
+    def best(self) -> Evaluation | None:
+        ok = [e for e in self.evaluations if e.objective is not None]
+        return min(ok, key=lambda e: e.objective or math.inf) if ok else None
+
+
+def incumbent_point(problem: Problem) -> Point:
+    """The incumbent over the space's names: the spec's defaults, overridden by the problem's."""
+    defaults = problem.spec.default_params()
+    return {**{n: defaults[n] for n in problem.space.names}, **problem.incumbent}
+
+
+def feasible_points(problem: Problem, limits: feasibility.Limits) -> list[Point] | None:
+    """The points that pass the pre-compile checks, or None when the space is too large to list."""
+    if problem.space.size > ENUMERATE_LIMIT:
+        return None
+    return [p for p in problem.space.points()
+            if feasibility.check_point(problem.spec, p, problem.all_shapes, limits) is None]
+
+
+def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibility.Limits,
+                    seed: int) -> Strategy:
+    """"auto": exhaustive when every feasible point fits the evaluation budget, else TPE."""
+    if name == "auto":
+        points = feasible_points(problem, limits)
+        small = points is not None and (budget.evaluations is None
+                                         or len(points) + 1 <= budget.evaluations)
+        name = "exhaustive" if small else "tpe"
+    if name == "exhaustive":
+        return Exhaustive(problem.space.points())
+    return OptunaStrategy(problem.space, name, seed)
+
+
+def run_search(problem: Problem, evaluator: Evaluator, strategy: Strategy, budget: Budget, *,
+               jobs: int = 1, clock: Clock = time.perf_counter,
+               progress: Progress | None = None) -> SearchLog:
+    """Evaluate points until the strategy runs dry or the budget is spent."""
+    log = SearchLog()
+    start = clock()
+    lookahead = max(2, jobs)
+    queue: deque[tuple[Point, Future[BuildResult]]] = deque()
+    seen: set[str] = set()
+    first = [incumbent_point(problem)]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        while True:
+            elapsed = clock() - start
+            if budget.spent(log.evaluated, elapsed):
+                break
+            room = (budget.evaluations - log.evaluated - len(queue)
+                    if budget.evaluations is not None else lookahead)
+            _refill(problem, evaluator, strategy, log, queue, seen, first, pool,
+                    min(lookahead - len(queue), room), start, clock)
+            if not queue:
+                break
+            point, future = queue.popleft()
+            ev = _evaluate(problem, evaluator, point, future.result(), log, start, clock)
+            strategy.tell(point, ev.objective)
+            if progress is not None:
+                progress(ev, log.best())
+        for _, future in queue:
+            future.cancel()
+    log.seconds = clock() - start
+    return log
+
+
+def _refill(problem: Problem, evaluator: Evaluator, strategy: Strategy, log: SearchLog,
+            queue: deque[tuple[Point, Future[BuildResult]]], seen: set[str], first: list[Point],
+            pool: ThreadPoolExecutor, want: int, start: float, clock: Clock) -> None:
+    """Ask for points until `want` feasible new ones are compiling (or none are left)."""
+    while want > 0:
+        points = [first.pop()] if first else strategy.ask(want)
+        if not points:
+            return
+        for point in points:
+            key = point_key(point)
+            if key in seen:
+                continue
+            seen.add(key)
+            problem_ = feasibility.check_point(problem.spec, point, problem.all_shapes,
+                                               evaluator.limits)
+            if problem_ is not None:
+                _record(log, Evaluation(len(log.evaluations), point, "infeasible",
+                                        problem_.message, problem_.code,
+                                        elapsed_s=clock() - start))
+                strategy.tell(point, None)
+                continue
+            queue.append((point, pool.submit(evaluator.build, point)))
+            want -= 1
+
+
+def _evaluate(problem: Problem, evaluator: Evaluator, point: Point, built: BuildResult,
+              log: SearchLog, start: float, clock: Clock) -> Evaluation:
+    res = built.resources
+    base = Evaluation(len(log.evaluations), point, "ok",
+                      registers=res.registers if res else None,
+                      spill_bytes=(res.spill_stores + res.spill_loads) if res else 0,
+                      compile_s=built.seconds)
+    if not built.ok or res is None:
+        log.evaluated += 1
+        return _record(log, replace(base, status=built.status, message=_tail(built.log),
+                                    elapsed_s=clock() - start))
+    for shape in problem.all_shapes:
+        launch = problem.spec.resolve(shape, point).launch
+        problem_ = feasibility.check_build(res, launch, evaluator.limits)
+        if problem_ is not None:
+            return _record(log, replace(base, status="infeasible", reason=problem_.code,
+                                        message=f"{problem_.message} at shape {shape.name}",
+                                        elapsed_s=clock() - start))
+    log.evaluated += 1
+    t0 = clock()
+    measurements = _measure_all(problem.shapes, evaluator, point, built, SEARCH)
+    checked: list[Measurement] = []
+    if all(m.status.is_verified for m in measurements):
+        checked = _measure_all(problem.check_shapes, evaluator, point, built, CHECK)
+    failed = next((m for m in (*measurements, *checked) if not m.status.is_verified), None)
+    ev = replace(base, measurements=tuple(measurements), checked=tuple(checked),
+                 gpu_s=clock() - t0, elapsed_s=clock() - start,
+                 status="ok" if failed is None else failed.status.value,
+                 message="" if failed is None else f"{failed.shape}: {failed.message}")
+    if ev.ok:
+        log.builds[ev.key] = built
+    return _record(log, ev)
+
+
+def _measure_all(shapes: Sequence[Shape], evaluator: Evaluator, point: Point,
+                 built: BuildResult, phase: str) -> list[Measurement]:
+    """Measure shape by shape; stop at the first shape that fails (the point is out)."""
+    out = []
+    for shape in shapes:
+        m = evaluator.measure(point, built, shape, phase)
+        out.append(m)
+        if not m.status.is_verified:
+            break
+    return out
+
+
+def _record(log: SearchLog, ev: Evaluation) -> Evaluation:
+    log.evaluations.append(ev)
+    if ev.status == "infeasible":
+        log.pruned[ev.reason] += 1
+    elif not ev.ok:
+        log.failed[ev.status] += 1
+    return ev
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    return "\n".join([ln for ln in text.splitlines() if ln.strip()][-lines:])

@@ -1,0 +1,123 @@
+"""Search strategies: they propose points and learn from values; they never touch the GPU.
+
+`ask(n)` returns up to `n` points not proposed before (fewer, or none, when the strategy has
+nothing new); `tell(point, value)` reports the objective (lower is better) or None for a point
+that failed (infeasible, compile error, wrong answer). Exhaustive search walks the feasible
+points in order; the others are optuna samplers driven through its ask-and-tell interface.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+from pragma_ncu.spec import ParamValue
+from pragma_ncu.tuner.space import Point, Space, point_key
+
+MAX_DUPLICATE_ASKS = 200  # proposals in a row that were all seen before: the sampler is done
+SAMPLERS = ("tpe", "gp", "random")
+
+
+class Strategy(Protocol):
+    name: str
+
+    def ask(self, n: int) -> list[Point]: ...
+
+    def tell(self, point: Point, value: float | None) -> None: ...
+
+
+class Exhaustive:
+    """Every point of `points`, in order."""
+
+    name = "exhaustive"
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        self._points: Iterator[Point] = iter(points)
+
+    def ask(self, n: int) -> list[Point]:
+        out = []
+        for point in self._points:
+            out.append(point)
+            if len(out) >= n:
+                break
+        return out
+
+    def tell(self, point: Point, value: float | None) -> None:
+        """Exhaustive search does not learn."""
+
+
+class OptunaStrategy:
+    """An optuna sampler over the space's categorical dimensions, seeded.
+
+    A failed point is told as a penalty (twice the worst value seen), so the sampler learns to
+    avoid the region rather than proposing it again; before any success it is a failed trial.
+    """
+
+    def __init__(self, space: Space, sampler: str = "tpe", seed: int = 0) -> None:
+        import optuna
+
+        if sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {sampler!r}; one of {SAMPLERS}")
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.name = sampler
+        self.space = space
+        self._optuna = optuna
+        self.study = optuna.create_study(direction="minimize",
+                                         sampler=_make_sampler(optuna, sampler, seed))
+        self._pending: dict[str, list[Any]] = {}  # key -> trials waiting for its value
+        self._known: dict[str, float | None] = {}
+        self._worst = -math.inf
+
+    def ask(self, n: int) -> list[Point]:
+        out: list[Point] = []
+        duplicates = 0
+        while len(out) < n and duplicates < MAX_DUPLICATE_ASKS:
+            trial = self.study.ask()
+            point: Point = {d.name: _suggest(trial, d.name, d.values) for d in self.space.dims}
+            key = point_key(point)
+            if key in self._known:
+                self._tell_trial(trial, self._known[key])
+                duplicates += 1
+            elif key in self._pending:
+                self._pending[key].append(trial)
+                duplicates += 1
+            else:
+                self._pending[key] = [trial]
+                out.append(point)
+                duplicates = 0
+        return out
+
+    def tell(self, point: Point, value: float | None) -> None:
+        key = point_key(point)
+        if value is not None and math.isfinite(value):
+            self._worst = max(self._worst, value)
+        else:
+            value = None
+        self._known[key] = value
+        for trial in self._pending.pop(key, []):
+            self._tell_trial(trial, value)
+
+    def _tell_trial(self, trial: Any, value: float | None) -> None:
+        if value is None and math.isfinite(self._worst):
+            value = 2.0 * self._worst if self._worst > 0 else self._worst + 1.0
+        if value is None:
+            self.study.tell(trial, state=self._optuna.trial.TrialState.FAIL)
+        else:
+            self.study.tell(trial, value)
+
+
+def _suggest(trial: Any, name: str, values: tuple[ParamValue, ...]) -> ParamValue:
+    value: ParamValue = trial.suggest_categorical(name, list(values))
+    return value
+
+
+def _make_sampler(optuna: Any, name: str, seed: int) -> Any:
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=8)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    try:
+        return optuna.samplers.GPSampler(seed=seed)
+    except ImportError as exc:  # GPSampler needs torch and scipy
+        raise ValueError(f"the gp sampler is unavailable here ({exc}); use tpe") from None

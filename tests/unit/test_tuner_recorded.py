@@ -1,0 +1,66 @@
+"""Searches replayed from measurements recorded on an NVIDIA H200 (2026-11-21,
+tests/fixtures/tuner/): the decisions the tuner takes on real data, without a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.tuner.model import Budget
+from pragma_ncu.tuner.replay import ReplayEvaluator, load_recording
+from pragma_ncu.tuner.run import SearchOptions, tune_parameters
+from pragma_ncu.tuner.search import Problem
+from pragma_ncu.tuner.space import Space
+from tests.fakes.tuner import H200_LIMITS
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "tuner"
+KERNELS = {"silu_and_mul": "silu_and_mul.cu", "fused_add_rmsnorm": "fused_add_rmsnorm.cu.j2",
+           "merge_attn_states_lse": "merge_attn_states_lse.cu"}
+
+
+def _replay(name: str, strategy: str, budget: int, seed: int = 0, jitter: float = 0.0):  # type: ignore[no-untyped-def]
+    spec = load_spec(spec_path_for(ROOT / "examples" / "templated" / KERNELS[name]))
+    evaluations, meta = load_recording(FIXTURES / f"{name}-h200.results.json.gz")
+    shapes = tuple(spec.shape_named(s) for s in meta["shapes"])
+    problem = Problem(spec, shapes, Space.from_spec(spec), check_shapes=(spec.shape_named("odd"),))
+    evaluator = ReplayEvaluator(evaluations, H200_LIMITS, jitter_pct=jitter, seed=seed)
+    options = SearchOptions(strategy=strategy, budget=Budget(budget), seed=seed)
+    return tune_parameters(problem, evaluator, options, clock=evaluator.clock), meta
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_replayed_exhaustive_search_takes_the_recorded_decision(name: str) -> None:
+    result, meta = _replay(name, "exhaustive", 500)
+    assert result.stats.evaluated == meta["stats"]["evaluated"]
+    assert result.best_point == meta["best_point"]
+    for shape, verdict in result.per_shape:
+        recorded = meta["per_shape"][shape]["winner"]["point"]
+        assert verdict.winner is not None and verdict.winner.point == recorded, shape
+        assert verdict.accepted
+
+
+def test_every_recorded_point_was_verified_at_the_odd_shape_too() -> None:
+    evaluations, _ = load_recording(FIXTURES / "silu_and_mul-h200.results.json.gz")
+    ok = [e for e in evaluations if e.ok]
+    assert len(ok) == 72
+    assert all([m.shape for m in e.checked] == ["odd"] and e.checked[0].timing is None
+               for e in ok)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tpe_with_a_third_of_the_budget_comes_within_3pct(seed: int) -> None:
+    exhaustive, _ = _replay("silu_and_mul", "exhaustive", 500)
+    tpe, _ = _replay("silu_and_mul", "tpe", 24, seed=seed)
+    assert tpe.stats.evaluated == 24
+    best, found = exhaustive.general.winner, tpe.general.winner
+    assert best is not None and found is not None
+    assert found.objective <= 1.03 * best.objective  # type: ignore[operator]
+
+
+def test_noise_in_the_retest_does_not_flip_the_winner_of_a_clear_gap() -> None:
+    result, meta = _replay("silu_and_mul", "exhaustive", 500, jitter=1.0, seed=5)
+    assert result.general.accepted
+    assert result.general.speedup is not None and result.general.speedup > 1.7
