@@ -12,6 +12,7 @@ from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
 from pragma_ncu.cli.knowledge_cmd import knowledge
 from pragma_ncu.cli.profile_cmd import profile
+from pragma_ncu.cli.triage_cmd import triage_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,6 +32,7 @@ knowledge.add_command(knowledge_build)
 cli.add_command(knowledge)
 cli.add_command(profile)
 cli.add_command(explain)
+cli.add_command(triage_command)
 
 
 def main() -> None:

@@ -47,6 +47,20 @@ class Context:
         """Fraction of global sectors carrying unused bytes."""
         return self.global_waste[0] if self.global_waste else 0.0
 
+    @property
+    def local_bytes(self) -> float:
+        """Bytes of local-memory (register spill) traffic through L1."""
+        return sum(self.k.value(f"l1tex__t_bytes_pipe_lsu_mem_local_op_{op}.sum") or 0.0
+                   for op in ("ld", "st"))
+
+    @property
+    def local_fraction(self) -> float:
+        """Local-memory bytes as a fraction of local + DRAM bytes: how much of the memory
+        traffic is the kernel's own spills rather than its data."""
+        local = self.local_bytes
+        total = local + (sig.dram_bytes(self.k) or 0.0)
+        return local / total if total > 0 else 0.0
+
     def ev(self, metric: str | tuple[str, ...], note: str = "") -> Evidence:
         names = (metric,) if isinstance(metric, str) else metric
         for name in names:
@@ -68,7 +82,10 @@ def memory_bandwidth(c: Context) -> Finding | None:
     summary = (f"DRAM runs at {c.dram_pct:.0f}% of its peak. "
                + ("Only fewer bytes (fusion, smaller types, reuse through cache) make it faster."
                   if at_roof else "More bytes in flight could push it to the roofline."))
-    return Finding("memory_bandwidth", title, c.dram_pct / 100 * (1 - c.waste), summary,
+    # Bytes that are wasted sectors or spill traffic are another cause's symptom, not a
+    # bandwidth limit of the kernel's data: that share belongs to uncoalesced or spills.
+    share = c.dram_pct / 100 * (1 - c.waste) * (1 - c.local_fraction)
+    return Finding("memory_bandwidth", title, share, summary,
                    (c.ev(sig.DRAM_PCT, "≥80% is the practical roofline"),
                     c.ev("dram__bytes.sum.per_second")))
 
@@ -242,13 +259,11 @@ def atomics(c: Context) -> Finding | None:
 
 
 def spills(c: Context) -> Finding | None:
-    local = sum(c.k.value(f"l1tex__t_bytes_pipe_lsu_mem_local_op_{op}.sum") or 0.0
-                for op in ("ld", "st"))
+    local = c.local_bytes
     if local <= 0:
         return None
-    total = local + (sig.dram_bytes(c.k) or 0.0)
     return Finding("register_spills", "Registers spill to local memory",
-                   min(1.0, local / total) * 0.8 if total else 0.4,
+                   min(1.0, c.local_fraction) * 0.8,
                    f"{local / 1e6:.1f} MB of local-memory traffic: spilled registers. Reduce live "
                    "values, unroll less, or allow more registers (__launch_bounds__).",
                    (c.ev("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),

@@ -1,0 +1,107 @@
+"""`pragma-ncu triage BASE NEW`: which kernels got slower between two versions, and why.
+
+Exit status: 0 no regression, 1 a regression beyond --threshold, 2 a usage or input error
+(missing or unreadable side, no kernel in common), so CI pipelines can gate on it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pragma_ncu.cli.common import emit_json, parse_params, pick_shapes, progress_printer
+from pragma_ncu.cli.knowledge_cmd import load_compendium
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.settings import load_settings
+from pragma_ncu.spec import TaskSpec
+from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, triage
+from pragma_ncu.triage.load import MeasureOptions, is_source, measure_side, read_side
+from pragma_ncu.triage.model import EXIT_INPUT, TriageReport
+from pragma_ncu.triage.render import report_markdown, report_text
+
+
+class InputError(click.ClickException):
+    """A bad side or an impossible comparison: a one-line message and exit status 2."""
+
+    exit_code = EXIT_INPUT
+
+
+@click.command("triage")
+@click.argument("base", metavar="BASE")
+@click.argument("new", metavar="NEW")
+@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_PCT,
+              show_default=True, help="Slowdown in percent that counts as a regression.")
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
+              show_default=True)
+@click.option("--kernel", "kernel_name", help="Compare only this kernel (name or part of its "
+              "signature), or pair two differently named kernels as OLD=NEW.")
+@click.option("--match", "match_by", type=click.Choice(["name", "order"]), default="name",
+              show_default=True, help="Pair kernels by name (then launch, NVTX, order) or by "
+              "position only.")
+@click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
+              show_default=True, help="How to read a .ncu-rep.")
+@click.option("--spec", type=click.Path(path_type=Path),
+              help="The spec of .cu sides (default: the .toml beside each .cu).")
+@click.option("--shape", help="For .cu/.toml sides: a shape name, or dims as T=4096,d=11008 "
+              "(default: the spec's first shape).")
+@click.option("--param", "params", multiple=True, help="For .cu/.toml sides: NAME=VALUE.")
+@click.option("--arch", help="For .cu/.toml sides: compile for this arch (default: the GPU's).")
+@click.option("--repeat", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="For .cu/.toml sides: timing runs after the profiled one.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("pragma-ncu-triage"),
+              show_default=True, help="For .cu/.toml sides: where profiles and timings go.")
+@click.option("--timeout", type=float, default=180.0, show_default=True,
+              help="For .cu/.toml sides: seconds a worker or ncu run may take.")
+def triage_command(base: str, new: str, threshold: float, fmt: str, kernel_name: str | None,
+                   match_by: str, reader: str, spec: Path | None, shape: str | None,
+                   params: tuple[str, ...], arch: str | None, repeat: int, out: Path,
+                   timeout: float) -> None:
+    """Compare BASE with NEW kernel by kernel: what got slower, and why.
+
+    Each side is a .ncu-rep, a profile .json(.gz), a folder of ncu CSV pages (raw.csv,
+    details.csv, source.csv; a timing.json beside them adds repeated timings), or a kernel:
+    a .cu file with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no
+    regression, 1 a regression beyond --threshold, 2 bad input.
+    """
+    settings = load_settings()
+    options = MeasureOptions(parse_params(params), arch, repeat, timeout, out)
+    show = progress_printer(fmt == "text" and sys.stderr.isatty())
+    sides = []
+    for role, target in (("BASE", base), ("NEW", new)):
+        try:
+            if is_source(target):
+                task = _task(Path(target), spec)
+                chosen = pick_shapes(task, (shape,) if shape else ())[0]
+                sides.append(measure_side(task, chosen, role, settings, options, show))
+            else:
+                sides.append(read_side(target, role, settings, reader))
+        except PragmaError as exc:
+            raise InputError(str(exc)) from None
+    try:
+        report = triage(sides[0], sides[1], load_compendium(), threshold_pct=threshold,
+                        kernel=kernel_name, by_order=match_by == "order")
+    except PragmaError as exc:
+        raise InputError(str(exc)) from None
+    _emit(report, fmt)
+    sys.exit(report.exit_code)
+
+
+def _task(target: Path, spec: Path | None) -> TaskSpec:
+    """The spec of a kernel side: a .toml names its .cu; a .cu uses --spec or the .toml beside."""
+    if not target.is_file():
+        raise InputError(f"no such file: {target}")
+    if target.suffix == ".toml":
+        return load_spec(target)
+    return load_spec(spec or spec_path_for(target), target)
+
+
+def _emit(report: TriageReport, fmt: str) -> None:
+    if fmt == "json":
+        emit_json(report.to_json())
+    elif fmt == "md":
+        click.echo(report_markdown(report), nl=False)
+    else:
+        click.echo(report_text(report))

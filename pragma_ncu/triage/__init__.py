@@ -1,0 +1,1 @@
+"""Triage: two versions of a program's kernels in, "what got slower and why" out."""

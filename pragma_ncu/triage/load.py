@@ -1,0 +1,188 @@
+"""The two sides of a triage: read from a report, a profile or a folder, or measured now.
+
+A side is one of:
+- a `.ncu-rep` (read through ncu_report or ncu's CSV pages, see pragma_ncu.profile.read);
+- a profile `.json` (or `.json.gz`) written by `pragma-ncu profile`, or a raw dump;
+- a folder: CSV pages exported by `ncu --import R --csv` (raw.csv, details.csv, source.csv, or
+  gzipped), else a `profile.json(.gz)`, else the only `*.profile.json` or `*.ncu-rep` in it
+  (a `pragma-ncu profile --out` folder);
+- a kernel (`.cu` with its spec, or a `.toml` spec) profiled now and timed repeatedly.
+- `run:ID` (the run store) is reserved for issue 6 and refused with a message.
+
+Repeated timings travel in a `timing.json` beside the profile: `<stem>.timing.json` for a file
+`<stem>.ncu-rep` / `<stem>.profile.json` / `<stem>.json`, else `timing.json` in the same folder
+(for a folder side, `timing.json` inside it). Its format:
+    {"schema": 1, "timings": [{"kernel": NAME, "runs": [TimingStats fields, ...]}, ...], ...}
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.measurement import Status
+from pragma_ncu.profile import normalize
+from pragma_ncu.profile.collect import CollectRequest
+from pragma_ncu.profile.model import Profile, profile_from_json
+from pragma_ncu.profile.read import read_report
+from pragma_ncu.profile.run import run_profile
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.stats import TimingStats
+from pragma_ncu.triage.model import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
+
+Progress = Callable[[str], None]
+RUN_PREFIX = "run:"
+SOURCE_SUFFIXES = (".cu", ".toml")
+_STEM_SUFFIXES = (".profile.json.gz", ".profile.json", ".json.gz", ".json", ".ncu-rep")
+ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), a folder of ncu CSV pages, or a kernel "
+            "(.cu with its spec, or a .toml spec)")
+
+
+def is_source(target: str) -> bool:
+    """Whether the side is a kernel to profile now rather than a recorded profile."""
+    return Path(target).suffix in SOURCE_SUFFIXES
+
+
+def read_side(target: str, label: str, settings: Settings, reader: str = "auto") -> Side:
+    """A recorded side (report, profile, folder) with the timing.json found beside it."""
+    if target.startswith(RUN_PREFIX):
+        raise TriageError(f"{label} {target}: the run store is not available yet (issue 6); "
+                          f"give {ACCEPTED}")
+    path = Path(target)
+    if not path.exists():
+        raise TriageError(f"{label}: no such file or folder: {path}")
+    try:
+        if path.is_dir():
+            profile, kind, source = _read_folder(path, settings, reader)
+        else:
+            profile, kind, source = _read_file(path, label, settings, reader), _kind(path), path
+    except TriageError:
+        raise  # already names the side and the file
+    except (PragmaError, OSError, ValueError) as exc:
+        raise TriageError(f"{label} {path}: {exc}") from None
+    if not profile.kernels:
+        raise TriageError(f"{label} {path}: the profile holds no kernel")
+    sidecar = timing_path(source if source.is_file() else path)
+    timings = read_timings(sidecar) if sidecar is not None else ()
+    return Side(str(path), kind, profile, timings)
+
+
+def _kind(path: Path) -> str:
+    return "ncu-rep" if path.suffix == ".ncu-rep" else "profile-json"
+
+
+def _read_file(path: Path, label: str, settings: Settings, reader: str) -> Profile:
+    if path.name.endswith(".json.gz"):
+        return _from_json(json.loads(gzip.decompress(path.read_bytes())), path)
+    if path.suffix in (".json", ".ncu-rep"):
+        return read_report(path, settings, reader)
+    raise TriageError(f"{label} {path}: not a report: expected {ACCEPTED}")
+
+
+def _from_json(data: Any, path: Path) -> Profile:
+    if isinstance(data, dict) and "schema" in data:
+        return profile_from_json(data)
+    if isinstance(data, dict) and "kernels" in data and "reader" in data:
+        return normalize.from_raw(data)
+    raise ValueError(f"{path.name}: neither a profile.json nor a raw dump")
+
+
+def _read_folder(folder: Path, settings: Settings, reader: str) -> tuple[Profile, str, Path]:
+    """CSV pages first (what `explain` reads too), then a profile.json, then a lone
+    *.profile.json or *.ncu-rep."""
+    if any((folder / n).is_file() for n in ("raw.csv", "raw.csv.gz")):
+        return read_report(folder, settings), "csv-folder", folder
+    for name in ("profile.json.gz", "profile.json"):
+        if (folder / name).is_file():
+            path = folder / name
+            return _read_file(path, "", settings, reader), "profile-json", path
+    for pattern in ("*.profile.json", "*.ncu-rep"):
+        found = sorted(folder.glob(pattern))
+        if len(found) == 1:
+            return _read_file(found[0], "", settings, reader), _kind(found[0]), found[0]
+    raise ValueError("no report in this folder: expected raw.csv (ncu CSV pages), "
+                     "profile.json, or one *.profile.json or *.ncu-rep")
+
+
+def timing_path(path: Path) -> Path | None:
+    """The timing.json that goes with a profile file or folder, if there is one."""
+    if path.is_dir():
+        candidates = [path / "timing.json"]
+    else:
+        stem = next((path.name[: -len(s)] for s in _STEM_SUFFIXES if path.name.endswith(s)),
+                    path.stem)
+        candidates = [path.parent / f"{stem}.timing.json", path.parent / "timing.json"]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def read_timings(path: Path) -> tuple[Timing, ...]:
+    """The timings in a timing.json (see the module docstring)."""
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or data.get("schema") != TIMING_SCHEMA:
+            raise ValueError(f"expected {{'schema': {TIMING_SCHEMA}, 'timings': [...]}}")
+        return tuple(timing_from_json(t, str(path.name)) for t in data["timings"])
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise TriageError(f"{path}: not a usable timing.json ({exc})") from None
+
+
+def write_timings(path: Path, timings: tuple[Timing, ...], **info: Any) -> None:
+    """Save timings as a timing.json (`info`: shape, device, ... kept for the reader)."""
+    data = {"schema": TIMING_SCHEMA, **info,
+            "timings": [{"kernel": t.kernel, "runs": [_stats_json(r) for r in t.runs]}
+                        for t in timings]}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def _stats_json(stats: TimingStats) -> dict[str, Any]:
+    return {name: getattr(stats, name) for name in TimingStats.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """How to profile and time a kernel side now."""
+
+    params: dict[str, ParamValue]
+    arch: str | None = None
+    repeats: int = 3  # bench runs after the profile's own timed run
+    timeout_s: float = 180.0
+    out_dir: Path = Path("pragma-ncu-triage")
+
+
+def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
+                 options: MeasureOptions, progress: Progress = lambda _: None) -> Side:
+    """Profile the kernel of `spec` at `shape` under ncu (verified first, source counters on)
+    and time it `options.repeats` more times; keeps profile.json and timing.json in
+    out_dir/<label>-<kernel file>-<shape> so the side can be re-used as a folder."""
+    out = options.out_dir / f"{label.lower()}-{spec.source_path.stem}-{shape.name}"
+    worker = worker_command(settings)
+    request = CollectRequest(source=True, timeout_s=options.timeout_s)
+    with Runner(worker, timeout_s=options.timeout_s) as runner:
+        run = run_profile(spec, shape, settings, runner, worker, params=options.params,
+                          arch=options.arch, request=request, out_dir=out, progress=progress)
+    if run.profile is None:
+        raise TriageError(f"{label}: cannot profile {spec.source_path}: {run.problem}")
+    runs = [run.measurement.timing] if run.measurement and run.measurement.timing else []
+    with Runner(worker, timeout_s=options.timeout_s) as runner:
+        for i in range(options.repeats):
+            progress(f"{label}: timing run {i + 1} of {options.repeats}")
+            report = run_bench(spec, [shape], settings, runner, params=options.params,
+                               arch=options.arch)
+            m = report.rows[0].measurement if report.rows else None
+            if m is None or m.status is not Status.OK or m.timing is None:
+                why = m.message if m is not None else report.no_gpu_reason
+                raise TriageError(f"{label}: timing {spec.source_path} failed: {why}")
+            runs.append(m.timing)
+    timing = Timing(run.profile.kernels[0].name, tuple(runs), "measured now")
+    write_timings(out / "timing.json", (timing,), shape=shape.name, params=run.params,
+                  device=run.device.name if run.device else None)
+    return Side(str(spec.source_path), "kernel", run.profile, (timing,),
+                (f"profiled and timed now at {shape.name}; kept in {out}",))

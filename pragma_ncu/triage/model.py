@@ -1,0 +1,278 @@
+"""What triage says: the two sides, the matched kernels, and for each matched kernel the duration
+verdict, the causes ranked by evidence, the metric, rule and source-line changes behind them and a
+written diagnosis. Every noun is frozen; `TriageReport.to_json` is the `--format json` output."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.stats import TimingStats
+
+REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
+EXIT_OK, EXIT_REGRESSION, EXIT_INPUT = 0, 1, 2
+TIMING_SCHEMA = 1
+
+
+class TriageError(PragmaError):
+    """The inputs cannot be compared (unreadable side, no common kernel, no duration, ...);
+    the CLI exits 2 with this message."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Repeated timing runs of one kernel on one side; each run is a TimingStats over many
+    launches (from a `timing.json` beside a profile, or from `bench` runs made now)."""
+
+    kernel: str
+    runs: tuple[TimingStats, ...]
+    origin: str = ""  # where the runs came from: a file, or "measured now"
+
+    @property
+    def median_us(self) -> float:
+        """The median of the runs' medians."""
+        return statistics.median(r.median_us for r in self.runs)
+
+    @property
+    def noise_us(self) -> float:
+        """The larger of the widest within-run IQR and the spread of the run medians: a
+        conservative noise figure that covers both launch-to-launch and run-to-run drift."""
+        medians = [r.median_us for r in self.runs]
+        return max(max(r.iqr_us for r in self.runs), max(medians) - min(medians))
+
+    def pooled(self) -> TimingStats:
+        """One TimingStats for all runs, its IQR replaced by `noise_us` (for stats.beats)."""
+        first = self.runs[0]
+        return TimingStats(
+            median_us=self.median_us, mean_us=statistics.fmean(r.mean_us for r in self.runs),
+            min_us=min(r.min_us for r in self.runs), max_us=max(r.max_us for r in self.runs),
+            p10_us=min(r.p10_us for r in self.runs), p90_us=max(r.p90_us for r in self.runs),
+            iqr_us=self.noise_us, stdev_us=max(r.stdev_us for r in self.runs),
+            reps=sum(r.reps for r in self.runs), mode=first.mode,
+            launches_per_sample=first.launches_per_sample)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "origin": self.origin, "median_us": self.median_us,
+                "noise_us": self.noise_us, "runs": [asdict(r) for r in self.runs]}
+
+
+def timing_from_json(data: dict[str, Any], origin: str = "") -> Timing:
+    """Inverse of Timing.to_json (also reads the entries of a `timing.json` file)."""
+    fields = TimingStats.__dataclass_fields__
+    runs = tuple(TimingStats(**{k: v for k, v in r.items() if k in fields})
+                 for r in data["runs"])
+    if not runs:
+        raise ValueError("a timing entry with no runs")
+    return Timing(str(data["kernel"]), runs, origin or str(data.get("origin", "")))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the comparison (BASE or NEW): its profile and, when known, repeated timings."""
+
+    label: str  # as the user gave it
+    kind: str  # "ncu-rep", "profile-json", "csv-folder", "kernel"
+    profile: Profile
+    timings: tuple[Timing, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def timing_for(self, k: KernelProfile) -> Timing | None:
+        """The timing of kernel `k`: by name, or the only timing of a one-kernel profile."""
+        for t in self.timings:
+            if t.kernel in (k.name, k.mangled):
+                return t
+        if len(self.timings) == 1 and len(self.profile.kernels) == 1:
+            return self.timings[0]
+        return None
+
+    @property
+    def device(self) -> str:
+        for k in self.profile.kernels:
+            name = k.metrics.get("device__attribute_display_name")
+            if name is not None and isinstance(name.value, str) and name.value:
+                return name.value
+        return str(self.profile.collection.get("device") or "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": self.kind, "reader": self.profile.reader,
+                "report": self.profile.report, "ncu_version": self.profile.ncu_version,
+                "device": self.device, "kernels": len(self.profile.kernels),
+                "timings": [t.to_json() for t in self.timings], "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class KernelMatch:
+    """A kernel of BASE paired with one of NEW, and what paired them."""
+
+    base: KernelProfile
+    new: KernelProfile
+    how: str  # e.g. "mangled name", "name + launch", "position (--match order)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"how": self.how, **{side: {"index": k.index, "name": k.name, "mangled": k.mangled}
+                                    for side, k in (("base", self.base), ("new", self.new))}}
+
+
+@dataclass(frozen=True)
+class DurationChange:
+    """How the kernel's time changed, on what basis, and the verdict against the threshold."""
+
+    base_us: float  # the values compared: timing medians, or ncu's duration
+    new_us: float
+    delta_pct: float  # (new - base) / base
+    basis: str  # "timing" (repeated runs on both sides) or "ncu" (one profiled launch each)
+    verdict: str  # REGRESSION, IMPROVEMENT or UNCHANGED
+    noise_pct: float | None = None  # the noise margin, % of base (timing basis only)
+    beyond_noise: bool | None = None  # None without a noise estimate
+    ncu_base_us: float | None = None  # ncu's gpu__time_duration.sum, for reference
+    ncu_new_us: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A bottleneck class as an explanation of the change. `rise` is the change of the time the
+    cause accounts for (its diagnose score x the duration), as a share of the longer duration;
+    `score` adds the support of the metrics and ncu rules related to it by the compendium."""
+
+    bottleneck: str
+    title: str
+    score: float
+    rise: float
+    share_base: float  # the diagnose score (estimated share of time) on each side, 0 if absent
+    share_new: float
+    metric_support: float  # 0..1: how far the cause's related metrics moved
+    rule_support: float  # -1..1: its ncu rules that appeared (+) or vanished (-)
+    summary: str  # the finding's own explanation (NEW's, else BASE's)
+    actions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """A metric that moved, with the compendium entry that says what it means and the cause
+    it supports. `relevance` ranks it: how far it moved x how strongly it relates to a cause
+    that explains the change."""
+
+    metric: str
+    title: str
+    unit: str
+    base: float
+    new: float
+    change_pct: float | None  # None when base is 0
+    relevance: float
+    supports: str  # the bottleneck class it is most relevant to
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """A fact of the launch, the build or the machine that differs (block size, registers,
+    shared memory, sectors per request, clocks, ...)."""
+
+    label: str
+    metric: str
+    base: float
+    new: float
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    """An ncu rule result (OPT/WRN) present on one side only."""
+
+    section: str
+    rule: str
+    change: str  # "appeared" or "vanished"
+    kind: str
+    title: str
+    speedup: float | None  # ncu's estimated speedup on the side where it is present
+    causes: tuple[str, ...] = ()  # the bottleneck classes the rule speaks to
+
+
+@dataclass(frozen=True)
+class LineShift:
+    """A source line whose share of the sampled stalls moved."""
+
+    location: str  # file:line (NEW's line when it has one)
+    text: str
+    base_share: float  # share of the hot lines' stall samples, 0..1
+    new_share: float
+    stall: str  # the line's top stall reason (NEW's when present)
+
+    @property
+    def shift(self) -> float:
+        return self.new_share - self.base_share
+
+
+@dataclass(frozen=True)
+class KernelTriage:
+    """Everything triage says about one matched kernel."""
+
+    match: KernelMatch
+    duration: DurationChange
+    class_base: str  # diagnose's classification of each side
+    class_new: str
+    causes: tuple[Cause, ...]
+    metrics: tuple[MetricDelta, ...]
+    config: tuple[ConfigChange, ...]
+    rules: tuple[RuleChange, ...]
+    lines: tuple[LineShift, ...]
+    diagnosis: str
+    checks: tuple[str, ...]
+    missing: tuple[str, ...] = ()  # what one side lacks (metrics, source counters, timing)
+
+    def to_json(self) -> dict[str, Any]:
+        return plain({"match": self.match.to_json(), "name": self.match.new.name,
+                "duration": asdict(self.duration), "verdict": self.duration.verdict,
+                "bottleneck": {"base": self.class_base, "new": self.class_new},
+                "top_cause": self.causes[0].bottleneck if self.causes else None,
+                "causes": [asdict(c) for c in self.causes],
+                "metrics": [asdict(m) for m in self.metrics],
+                "config": [asdict(c) for c in self.config],
+                "rules": [asdict(r) for r in self.rules],
+                "lines": [{**asdict(s), "shift": s.shift} for s in self.lines],
+                "diagnosis": self.diagnosis, "checks": self.checks, "missing": self.missing})
+
+
+def plain(value: Any) -> Any:
+    """`value` with tuples turned into lists, recursively: what JSON gives back."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class TriageReport:
+    """The comparison of two sides; `exit_code` is what the CLI exits with."""
+
+    base: Side
+    new: Side
+    threshold_pct: float
+    kernels: tuple[KernelTriage, ...]
+    unmatched_base: tuple[str, ...] = ()
+    unmatched_new: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for k in self.kernels if k.duration.verdict == verdict)
+
+    @property
+    def regressed(self) -> bool:
+        return self.count(REGRESSION) > 0
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_REGRESSION if self.regressed else EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": REGRESSION if self.regressed else "ok", "exit_code": self.exit_code,
+                "threshold_pct": self.threshold_pct, "base": self.base.to_json(),
+                "new": self.new.to_json(),
+                "summary": {v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
+                "kernels": [k.to_json() for k in self.kernels],
+                "unmatched": {"base": list(self.unmatched_base), "new": list(self.unmatched_new)},
+                "notes": list(self.notes)}
