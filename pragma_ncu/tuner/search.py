@@ -130,11 +130,11 @@ def _refill(problem: Problem, evaluator: Evaluator, strategy: Strategy, log: Sea
             if key in seen:
                 continue
             seen.add(key)
-            problem_ = feasibility.check_point(problem.spec, point, problem.all_shapes,
+            infeasible = feasibility.check_point(problem.spec, point, problem.all_shapes,
                                                evaluator.limits)
-            if problem_ is not None:
+            if infeasible is not None:
                 _record(log, Evaluation(len(log.evaluations), point, "infeasible",
-                                        problem_.message, problem_.code,
+                                        infeasible.message, infeasible.code,
                                         elapsed_s=clock() - start))
                 strategy.tell(point, None)
                 continue
@@ -155,10 +155,10 @@ def _evaluate(problem: Problem, evaluator: Evaluator, point: Point, built: Build
                                     elapsed_s=clock() - start))
     for shape in problem.all_shapes:
         launch = problem.spec.resolve(shape, point).launch
-        problem_ = feasibility.check_build(res, launch, evaluator.limits)
-        if problem_ is not None:
-            return _record(log, replace(base, status="infeasible", reason=problem_.code,
-                                        message=f"{problem_.message} at shape {shape.name}",
+        infeasible = feasibility.check_build(res, launch, evaluator.limits)
+        if infeasible is not None:
+            return _record(log, replace(base, status="infeasible", reason=infeasible.code,
+                                        message=f"{infeasible.message} at shape {shape.name}",
                                         elapsed_s=clock() - start))
     log.evaluated += 1
     t0 = clock()
