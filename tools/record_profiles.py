@@ -20,6 +20,7 @@ import sys
 import time
 import tomllib
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from tabulate import tabulate
@@ -123,38 +124,55 @@ def scrub(data: bytes, prefixes: tuple[str, ...]) -> bytes:
     return data
 
 
+def scrub_prefixes(src: Path, repo_root: str, gpu_out: str) -> tuple[str, ...]:
+    return (repo_root.rstrip("/") + "/", gpu_out.rstrip("/") + "/", str(src) + "/")
+
+
+def copy_scrubbed(src: Path, dest: Path, prefixes: tuple[str, ...]) -> None:
+    """Copy one recorded file with machine paths made relative (inside .gz files too)."""
+    data = src.read_bytes()
+    if src.name.endswith(".gz"):
+        data = gzip.compress(scrub(gzip.decompress(data), prefixes), mtime=0)
+    dest.write_bytes(scrub(data, prefixes))
+
+
 def import_fixtures(src: Path, dest: Path, repo_root: str, gpu_out: str) -> None:
     """Copy a recording into the test fixtures; reports only for the bundled examples."""
-    prefixes = (repo_root.rstrip("/") + "/", gpu_out.rstrip("/") + "/", str(src) + "/")
+    prefixes = scrub_prefixes(src, repo_root, gpu_out)
     for folder in sorted(p for p in src.iterdir() if p.is_dir()):
         target = dest / folder.name
         target.mkdir(parents=True, exist_ok=True)
         for name in FIXTURE_FILES:
-            data = (folder / name).read_bytes()
-            if name.endswith(".gz"):
-                data = gzip.compress(scrub(gzip.decompress(data), prefixes), mtime=0)
-            (target / name).write_bytes(scrub(data, prefixes))
+            copy_scrubbed(folder / name, target / name, prefixes)
         reports = list(folder.glob("*.ncu-rep"))
         if folder.name in EXAMPLES and reports:
             shutil.copy(reports[0], target / "report.ncu-rep")
-    summary = scrub((src / "summary.json").read_bytes(), prefixes)
-    (dest / "summary.json").write_bytes(summary)
+    copy_scrubbed(src / "summary.json", dest / "summary.json", prefixes)
 
 
-def main() -> None:
+def recorder_args(fixtures: str, extra: Callable[[argparse.ArgumentParser], None] = lambda _: None
+                  ) -> argparse.Namespace:
+    """The command line shared by the recorders: record with --out on the GPU machine, or
+    --import-from a copied recording into `fixtures` (relative to the repo)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", nargs="*", default=[])
+    extra(parser)
     parser.add_argument("--import-from", type=Path, help="a recording copied from the GPU machine")
-    parser.add_argument("--fixtures", type=Path, default=ROOT / "tests/fixtures/profiles")
+    parser.add_argument("--fixtures", type=Path, default=ROOT / fixtures)
     parser.add_argument("--repo-root", default=str(ROOT), help="the repo path on the GPU machine")
     parser.add_argument("--gpu-out", default="/", help="--out as given on the GPU machine")
     args = parser.parse_args()
+    if args.out is None and args.import_from is None:
+        parser.error("--out is required for a recording")
+    return args
+
+
+def main() -> None:
+    args = recorder_args("tests/fixtures/profiles")
     if args.import_from:
         import_fixtures(args.import_from, args.fixtures, args.repo_root, args.gpu_out)
         return
-    if args.out is None:
-        parser.error("--out is required for a recording")
     settings = load_settings()
     ncu = find_ncu(settings)
     knowledge = Compendium.load()

@@ -15,7 +15,6 @@ paths made relative.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import sys
@@ -47,7 +46,12 @@ from pragma_ncu.triage.model import Timing  # noqa: E402
 from pragma_ncu.triage.render import report_text  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
-from record_profiles import export_pages, scrub  # noqa: E402
+from record_profiles import (  # noqa: E402
+    copy_scrubbed,
+    export_pages,
+    recorder_args,
+    scrub_prefixes,
+)
 
 PAIRS_DIR = ROOT / "examples" / "regressions"
 SIDES = ("base", "new")
@@ -127,34 +131,22 @@ def record(name: str, entry: dict[str, Any], out: Path, repeats: int, settings: 
 
 def import_fixtures(src: Path, dest: Path, repo_root: str, gpu_out: str) -> None:
     """Copy a recording into the test fixtures (no .ncu-rep), machine paths made relative."""
-    prefixes = (repo_root.rstrip("/") + "/", gpu_out.rstrip("/") + "/", str(src) + "/")
+    prefixes = scrub_prefixes(src, repo_root, gpu_out)
     for folder in sorted(p for p in src.iterdir() if p.is_dir()):
         for sub, names in [(s, SIDE_FILES) for s in SIDES] + [("", PAIR_FILES)]:
             target = dest / folder.name / sub
             target.mkdir(parents=True, exist_ok=True)
             for name in names:
-                data = (folder / sub / name).read_bytes()
-                if name.endswith(".gz"):
-                    data = gzip.compress(scrub(gzip.decompress(data), prefixes), mtime=0)
-                (target / name).write_bytes(scrub(data, prefixes))
-    (dest / "summary.json").write_bytes(scrub((src / "summary.json").read_bytes(), prefixes))
+                copy_scrubbed(folder / sub / name, target / name, prefixes)
+    copy_scrubbed(src / "summary.json", dest / "summary.json", prefixes)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--only", nargs="*", default=[])
-    parser.add_argument("--repeats", type=int, default=3, help="bench runs per side")
-    parser.add_argument("--import-from", type=Path, help="a recording copied from the GPU machine")
-    parser.add_argument("--fixtures", type=Path, default=ROOT / "tests/fixtures/regressions")
-    parser.add_argument("--repo-root", default=str(ROOT), help="the repo path on the GPU machine")
-    parser.add_argument("--gpu-out", default="/", help="--out as given on the GPU machine")
-    args = parser.parse_args()
+    args = recorder_args("tests/fixtures/regressions", lambda parser: parser.add_argument(
+        "--repeats", type=int, default=3, help="bench runs per side"))
     if args.import_from:
         import_fixtures(args.import_from, args.fixtures, args.repo_root, args.gpu_out)
         return
-    if args.out is None:
-        parser.error("--out is required for a recording")
     settings = load_settings()
     ncu_path = find_ncu(settings).path
     knowledge = Compendium.load()
