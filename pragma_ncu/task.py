@@ -8,7 +8,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build_many
+from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, build_many
 from pragma_ncu.coder import template
 from pragma_ncu.errors import SpecError
 from pragma_ncu.settings import Settings
@@ -79,9 +79,19 @@ def build_with_harness(spec: TaskSpec, arch: str, nvcc: NvccInfo, settings: Sett
     kernel, harness = build_many([build_request(spec, arch, params,
                                                 render_dir=settings.cache_dir / "rendered"),
                                   harness_request(arch)], nvcc, cache, settings.jobs)
+    return kernel, _checked_harness(harness, arch)
+
+
+def build_harness(arch: str, nvcc: NvccInfo, settings: Settings) -> BuildResult:
+    """The harness alone (copies, L2 flush, checks), for callers that build kernels themselves."""
+    return _checked_harness(build(harness_request(arch), nvcc,
+                                  BuildCache(settings.cache_dir / "build")), arch)
+
+
+def _checked_harness(harness: BuildResult, arch: str) -> BuildResult:
     if not harness.ok:
         raise RuntimeError(f"the bundled harness failed to compile for {arch}:\n{harness.log}")
-    return kernel, harness
+    return harness
 
 
 def kernel_ref(built: BuildResult, task: ResolvedTask) -> KernelRef:

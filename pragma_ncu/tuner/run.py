@@ -114,7 +114,7 @@ def autotune(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner
     device = runner.hello()
     target = arch_flag(arch) if arch else (device.arch or DEFAULT_ARCH)
     nvcc = find_nvcc(settings)
-    harness = tasks.build_with_harness(spec, target, nvcc, settings)[1]
+    harness = tasks.build_harness(target, nvcc, settings)
     assert harness.cubin_path is not None
     notice("copy-bandwidth ceiling")
     ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
