@@ -130,6 +130,12 @@ class Verdict:
     speedup: float | None  # incumbent objective / winner objective
     reason: str
 
+    @property
+    def chosen(self) -> Point | None:
+        """The configuration to use: the winner when accepted, else the incumbent's."""
+        pick = self.winner if self.accepted else self.incumbent
+        return dict(pick.point) if pick is not None else None
+
 
 @dataclass(frozen=True)
 class SearchStats:
@@ -163,10 +169,8 @@ class SearchResult:
 
     @property
     def best_point(self) -> Point | None:
-        """The configuration to use: the general winner when accepted, else the incumbent's."""
-        v = self.general
-        chosen = v.winner if v.accepted else v.incumbent
-        return dict(chosen.point) if chosen is not None else None
+        """The configuration to use over all shapes (see `Verdict.chosen`)."""
+        return self.general.chosen
 
     def to_json(self) -> dict[str, Any]:
         return {

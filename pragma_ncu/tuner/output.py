@@ -8,7 +8,7 @@ from pathlib import Path
 from pragma_ncu.coder import template
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.task import read_source
-from pragma_ncu.tuner.model import SearchResult, Verdict
+from pragma_ncu.tuner.model import SearchResult
 
 
 def write_results(result: SearchResult, spec: TaskSpec, out_dir: Path) -> dict[str, Path]:
@@ -28,17 +28,12 @@ def write_results(result: SearchResult, spec: TaskSpec, out_dir: Path) -> dict[s
         written["best"] = out_dir / f"{stem}.best.cu"
         _atomic(written["best"], template.standalone(spec, best, source))
     for shape, verdict in result.per_shape:
-        chosen = _chosen(verdict)
+        chosen = verdict.chosen
         if chosen is not None and chosen != best:
             path = out_dir / f"{stem}.best.{_safe(shape)}.cu"
             _atomic(path, template.standalone(spec, chosen, source))
             written[f"best:{shape}"] = path
     return written
-
-
-def _chosen(verdict: Verdict) -> dict | None:
-    pick = verdict.winner if verdict.accepted else verdict.incumbent
-    return dict(pick.point) if pick is not None else None
 
 
 def _safe(name: str) -> str:
