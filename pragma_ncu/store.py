@@ -166,6 +166,24 @@ class Store:
             c.execute("UPDATE rounds SET finished = ?, status = ? WHERE run_id = ? AND round = ?",
                       (time.time(), status, run_id, round_))
 
+    def close_round(self, run_id: str, round_: int, action: str,
+                    record: dict[str, Any]) -> None:
+        """The round's decision and its end, in one transaction: a round is finished exactly
+        when its decision is stored."""
+        with self._tx() as c:
+            c.execute("INSERT INTO decisions (run_id, round, created, action, record)"
+                      " VALUES (?, ?, ?, ?, ?)", (run_id, round_, time.time(), action,
+                                                  _dump(record)))
+            c.execute("UPDATE rounds SET finished = ?, status = 'done' WHERE run_id = ? AND"
+                      " round = ?", (time.time(), run_id, round_))
+
+    def discard_round(self, run_id: str, round_: int) -> None:
+        """Forget what an interrupted round wrote, so that resuming runs it again cleanly."""
+        with self._tx() as c:
+            c.execute("DELETE FROM candidates WHERE run_id = ? AND round = ?", (run_id, round_))
+            c.execute("DELETE FROM decisions WHERE run_id = ? AND round = ?", (run_id, round_))
+            c.execute("DELETE FROM rounds WHERE run_id = ? AND round = ?", (run_id, round_))
+
     def rounds(self, run_id: str) -> list[tuple[int, str]]:
         """(round, status) in order."""
         return [(r[0], r[1]) for r in self.conn.execute(

@@ -75,8 +75,11 @@ class GpuEvaluator:
 
     def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, nvcc: NvccInfo,
                  arch: str, harness: BuildResult, limits: Limits,
-                 phases: Phases | None = None) -> None:
+                 phases: Phases | None = None, reference: TaskSpec | None = None) -> None:
         self.spec, self.settings, self.runner, self.nvcc = spec, settings, runner, nvcc
+        # without a NumPy reference, this kernel at its defaults is the reference (a rewrite
+        # is checked against the user's original, never against itself)
+        self.reference = reference or spec
         self.arch, self.harness, self.limits = arch, harness, limits
         self.phases = phases or Phases()
         self.cache = BuildCache(settings.cache_dir / "build")
@@ -84,11 +87,14 @@ class GpuEvaluator:
         self._original: BuildResult | None = None
 
     def build(self, point: Point) -> BuildResult:
+        return self._build(self.spec, point, self.source)
+
+    def _build(self, spec: TaskSpec, point: Point, source: str | None = None) -> BuildResult:
         try:
-            req = tasks.build_request(self.spec, self.arch, point, source=self.source,
+            req = tasks.build_request(spec, self.arch, point, source=source,
                                       render_dir=self.settings.cache_dir / "rendered")
         except TemplateError as exc:
-            return failed_build(self.spec.kernel_name, self.arch, str(exc))
+            return failed_build(spec.kernel_name, self.arch, str(exc))
         return build(req, self.nvcc, self.cache)
 
     def measure(self, point: Point, built: BuildResult, shape: Shape,
@@ -101,12 +107,12 @@ class GpuEvaluator:
         return self.runner.evaluate(req)
 
     def _reference_kernel(self, shape: Shape) -> KernelRef | None:
-        """Without a NumPy reference, the kernel at its default parameters is the reference."""
+        """Without a NumPy reference, the reference kernel at its defaults is the reference."""
         if self.spec.reference.function:
             return None
         if self._original is None:
-            self._original = self.build({})
+            self._original = self._build(self.reference, {})
             if not self._original.ok:
                 raise TemplateError(f"the kernel at its default parameters does not build, so "
                                     f"it cannot serve as the reference:\n{self._original.log}")
-        return tasks.kernel_ref(self._original, self.spec.resolve(shape, {}))
+        return tasks.kernel_ref(self._original, self.reference.resolve(shape, {}))

@@ -58,12 +58,13 @@ def retest(points: Sequence[Point], builds: dict[str, BuildResult], shapes: Sequ
                     break
                 samples[key].setdefault(shape.name, []).append(m)
     inc_key = point_key(incumbent)
-    return [_summarize(p, samples[point_key(p)], failures.get(point_key(p)),
+    return [summarize(p, samples[point_key(p)], failures.get(point_key(p)),
                        point_key(p) == inc_key) for p in points]
 
 
-def _summarize(point: Point, by_shape: dict[str, list[Measurement]],
-               failure: Measurement | str | None, is_incumbent: bool) -> Retest:
+def summarize(point: Point, by_shape: dict[str, list[Measurement]],
+              failure: Measurement | str | None, is_incumbent: bool) -> Retest:
+    """One candidate's re-test: median over rounds and noise per shape, or its failure."""
     if isinstance(failure, str):
         return Retest(point, "not_verified", failure, is_incumbent=is_incumbent)
     if failure is not None:

@@ -1,0 +1,1 @@
+"""The conductor: compares each round's candidate with the historical best and decides."""

@@ -1,0 +1,121 @@
+"""The analysis bullets of a decision: each states metric values and cites compendium entries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.records import Bullet, Citation, KernelState
+
+if TYPE_CHECKING:
+    from pragma_ncu.conductor.rules import Policy, Situation
+
+DRAM_PCT = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+# metric -> (label, unit) of the side-by-side deltas worth a sentence
+DELTAS = {
+    DRAM_PCT: ("DRAM throughput", "%"),
+    "sm__warps_active.avg.pct_of_peak_sustained_active": ("achieved occupancy", "%"),
+    "launch__registers_per_thread": ("registers/thread", ""),
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio":
+        ("long-scoreboard stall", " cycles/issue"),
+    "smsp__inst_executed.sum": ("warp instructions", ""),
+}
+MAX_FINDINGS = 2
+MAX_GUIDANCE = 4
+
+
+def analysis(s: Situation, policy: Policy) -> Iterator[Bullet]:
+    if s.round > 0:
+        yield _comparison(s)
+    yield from _deltas(s.best_before, s.candidate)
+    yield _roofline(s.best, policy, "the baseline" if s.round == 0 else "the historical best")
+    yield from _findings(s.diagnosis)
+
+
+def _comparison(s: Situation) -> Bullet:
+    cand, before = s.candidate, s.best_before
+    if cand is None or not cand.verified:
+        text = (cand.failure if cand is not None else "") or s.failure_text or "not verified"
+        return Bullet(f"no verified candidate this round ({s.failure or 'failed'}): {text}")
+    values = {"candidate objective": _us(cand.objective_us)}
+    if before is not None:
+        values["historical best objective"] = _us(before.objective_us)
+    speed = f", {s.speedup:.2f}× the historical best" if s.speedup else ""
+    verdict = "accepted as the new best" if s.accepted else "not accepted"
+    return Bullet(f"candidate {_us(cand.objective_us)} (geomean over "
+                  f"{len(cand.times_us)} shapes){speed}: {verdict} — {s.acceptance}", values)
+
+
+def _deltas(before: KernelState | None, cand: KernelState | None) -> Iterator[Bullet]:
+    if before is None or cand is None or not cand.metrics or not before.metrics:
+        return
+    parts, values = [], {}
+    for metric, (label, unit) in DELTAS.items():
+        a, b = before.metrics.get(metric), cand.metrics.get(metric)
+        if a is None or b is None or a == b:
+            continue
+        parts.append(f"{label} {_num(a)}{unit} → {_num(b)}{unit}")
+        values[metric] = f"{_num(a)} → {_num(b)}"
+    if parts:
+        yield Bullet("side by side with the historical best: " + ", ".join(parts), values)
+
+
+def _roofline(best: KernelState, policy: Policy, who: str) -> Bullet:
+    values: dict[str, str] = {}
+    dram = best.metrics.get(DRAM_PCT)
+    if dram is not None:
+        values[DRAM_PCT] = f"{dram:.1f}%"
+    if best.ceiling_fraction is None:
+        return Bullet(f"{who}'s distance to the memory roofline is unknown (no copy "
+                      "ceiling was measured)", values)
+    values["copy-ceiling fraction"] = f"{100 * best.ceiling_fraction:.1f}%"
+    dram_txt = f"; ncu's DRAM throughput {dram:.1f}% of peak" if dram is not None else ""
+    return Bullet(f"{who} runs at {100 * best.ceiling_fraction:.1f}% of the "
+                  f"measured copy ceiling (stop target {100 * policy.target_fraction:.0f}%)"
+                  f"{dram_txt}", values)
+
+
+def _findings(d: Diagnosis | None) -> Iterator[Bullet]:
+    if d is None:
+        yield Bullet("no profile of the best: the decision rests on timings alone")
+        return
+    if not d.findings:
+        yield Bullet("the profile shows no bottleneck above the detectors' thresholds")
+    cited = {c.metric: c.entry for c in d.citations}
+    for f in d.findings[:MAX_FINDINGS]:
+        values = {e.metric: f"{_num(e.value)} {e.unit}".strip() for e in f.evidence}
+        cites = tuple(dict.fromkeys(cited[e.metric] for e in f.evidence if e.metric in cited))
+        rules = f" (ncu: {', '.join(f.ncu_rules)})" if f.ncu_rules else ""
+        yield Bullet(f"{f.title} [{f.bottleneck}, ~{100 * f.score:.0f}% of the time]: "
+                     f"{f.summary}{rules}", values, cites)
+
+
+def citations(d: Diagnosis | None, bullets: Iterable[Bullet]) -> tuple[Citation, ...]:
+    """The compendium entries of the metrics the bullets state."""
+    if d is None:
+        return ()
+    named = {m for b in bullets for m in b.values} | {DRAM_PCT}
+    named |= {c for b in bullets for c in b.cites}
+    return tuple(Citation(c.metric, c.entry, c.title, c.meaning, c.source)
+                 for c in d.citations if c.metric in named or c.entry in named)
+
+
+def guidance(d: Diagnosis | None) -> tuple[str, ...]:
+    """Structural changes for the coder: the compendium's actions for the top findings."""
+    if d is None:
+        return ()
+    out: list[str] = []
+    for f in d.findings[:MAX_FINDINGS]:
+        out += [f"{a} (for {f.bottleneck})" for a in f.actions]
+    return tuple(dict.fromkeys(out))[:MAX_GUIDANCE]
+
+
+def _us(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} µs"
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return str(value)

@@ -1,0 +1,221 @@
+"""The deterministic conductor: rules over the measurements, the profile and the compendium.
+
+After each round it reads the historical best (after acceptance), the round's candidate, the
+best's diagnosis and the decisions so far, and picks the next action, in this order:
+
+1. repair   the candidate failed (build, verification, the coder): route an implementation error
+            back to the coder, a repeated one to a structural rewrite (AKG's routing). Without an
+            LLM there is nothing to repair with: the failed variant is dropped.
+2. stop     the round budget is spent, the best is within the target fraction of the memory
+            roofline, or `patience` rounds in a row brought no accepted candidate.
+3. retune   a knob move the profile supports and that was not tried yet: a best value at the
+            edge of its range (extend it), registers limiting occupancy (add a register cap).
+4. rewrite  structural guidance from the compendium's strategies for the top bottleneck; with
+            no LLM the run stops there and the trace says what a rewrite would have tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pragma_ncu.conductor import explain
+from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
+from pragma_ncu.spec import Param
+
+REGISTER_CAP = "MAXRREG"  # the parameter a register-cap move adds
+REGISTER_CAPS = (0, 32, 64, 128)  # 0: no cap (the flag is left out)
+
+
+@dataclass(frozen=True)
+class Policy:
+    max_rounds: int = 5  # rounds after the baseline
+    target_fraction: float = 0.90  # stop within 10% of the measured copy ceiling
+    patience: int = 2  # rounds without an accepted candidate before stopping
+    llm: bool = False  # a coder LLM is configured
+    max_repairs: int = 2  # consecutive repairs before escalating to a rewrite
+    rewrite_below: float = 0.70  # with an LLM: below this fraction of the copy ceiling after a
+    # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the conductor sees after round `round`."""
+
+    round: int
+    best: KernelState  # the historical best after this round's acceptance
+    best_before: KernelState | None  # before it (None in round 0)
+    candidate: KernelState | None  # None: no verified instance (see failure)
+    accepted: bool
+    acceptance: str
+    speedup: float | None
+    diagnosis: Diagnosis | None  # of the best's profile
+    params: tuple[Param, ...]  # the best variant's declared parameters
+    failure: str = ""  # "", "build", "verification", "coder", "spec"
+    failure_text: str = ""
+    history: tuple[Decision, ...] = ()  # earlier decisions, oldest first
+
+
+def decide(s: Situation, policy: Policy) -> Decision:
+    """The next action after a round, with the analysis that justifies it."""
+    analysis = tuple(explain.analysis(s, policy))
+    citations = explain.citations(s.diagnosis, analysis)
+    base = Decision(round=s.round, action="stop", reason="", accepted=s.accepted,
+                    acceptance=s.acceptance, speedup_vs_best=s.speedup, analysis=analysis,
+                    citations=citations)
+    return (_repair(s, policy, base) or _stop(s, policy, base) or _first_tune(s, base)
+            or _far_from_roofline(s, policy, base) or _retune(s, policy, base)
+            or _rewrite(s, policy, base))
+
+
+def _repair(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    if not s.failure:
+        return None
+    if s.round >= policy.max_rounds:
+        return _with(base, "stop", f"the round failed ({s.failure}) and the round budget "
+                     f"({policy.max_rounds}) is spent")
+    if not policy.llm:
+        return None  # nothing can repair a variant without a coder: try the other moves
+    streak = _repair_streak(s.history)
+    if s.failure == "coder" or streak >= policy.max_repairs:
+        why = ("the coder produced no usable template" if s.failure == "coder" else
+               f"{streak + 1} failed rounds in a row: the design, not the code, is at fault")
+        return _with(base, "rewrite", f"{why}; rewrite from the historical best",
+                     route="designer", guidance=explain.guidance(s.diagnosis))
+    route = "coder"
+    return _with(base, "repair", f"the candidate failed ({s.failure}): send the diagnosis back "
+                 "to the coder", route=route, guidance=(s.failure_text,))
+
+
+def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    if s.round >= policy.max_rounds:
+        return _with(base, "stop", f"the round budget ({policy.max_rounds}) is spent")
+    frac = s.best.ceiling_fraction
+    if frac is not None and frac >= policy.target_fraction:
+        return _with(base, "stop", f"the best runs at {100 * frac:.1f}% of the measured copy "
+                     f"ceiling (target {100 * policy.target_fraction:.0f}%): little is left "
+                     "to gain", llm_note=_note(s, policy))
+    idle = _rounds_without_gain(s)
+    if idle >= policy.patience:
+        return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "
+                     "improvement", llm_note=_note(s, policy))
+    return None
+
+
+def _first_tune(s: Situation, base: Decision) -> Decision | None:
+    """Round 0: search the kernel's own knobs first, when it has any."""
+    if s.round != 0:
+        return None
+    space = [p for p in s.params if len(p.values) > 1]
+    if not space:
+        return None
+    names = ", ".join(p.name for p in space)
+    return _with(base, "tune", f"search the kernel's declared parameters ({names}) inside the "
+                 "GPU's limits")
+
+
+def _far_from_roofline(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    """Knob moves gain percents; a kernel far below the roofline after its knobs were searched
+    needs a different structure, which only a rewrite can give."""
+    frac = s.best.ceiling_fraction
+    if not policy.llm or s.round < 1 or frac is None or frac >= policy.rewrite_below:
+        return None
+    return _with(base, "rewrite", f"after searching its knobs the best runs at "
+                 f"{100 * frac:.1f}% of the copy ceiling (below {100 * policy.rewrite_below:.0f}%"
+                 "): the gap is structural; ask the coder for a rewrite",
+                 guidance=explain.guidance(s.diagnosis), route="designer")
+
+
+def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    tried = {(c.param, c.new) for d in s.history for c in d.retune}
+    moves = [m for m in retune_moves(s.params, s.best.params, s.diagnosis)
+             if (m.param, m.new) not in tried]
+    if not moves:
+        return None
+    what = "; ".join(m.why for m in moves)
+    return _with(base, "retune", f"re-tune around the best: {what}", retune=tuple(moves))
+
+
+def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
+    guidance = explain.guidance(s.diagnosis)
+    top = s.diagnosis.classification if s.diagnosis else "unknown"
+    if policy.llm:
+        return _with(base, "rewrite", f"the knobs are exhausted and the top bottleneck is "
+                     f"{top}: ask the coder for a structural rewrite", guidance=guidance,
+                     route="designer")
+    return _with(base, "stop", "no parameter move is left and no LLM is configured for a "
+                 "structural rewrite", llm_note=_note(s, policy, force=True))
+
+
+def retune_moves(params: Sequence[Param], best: dict[str, object],
+                 diagnosis: Diagnosis | None) -> list[RangeChange]:
+    """Range moves the best point and the profile support (see the module docstring)."""
+    moves = [m for p in params if (m := _edge_move(p, best.get(p.name))) is not None]
+    bottlenecks = {f.bottleneck for f in diagnosis.findings[:3]} if diagnosis else set()
+    has_cap = any(p.flag and "maxrregcount" in p.flag for p in params)
+    if "occupancy_registers" in bottlenecks and not has_cap:
+        moves.append(RangeChange(REGISTER_CAP, (), REGISTER_CAPS,
+                                 "registers limit occupancy: try -maxrregcount caps"))
+    return moves
+
+
+def _edge_move(p: Param, value: object) -> RangeChange | None:
+    """A power-of-two knob whose best value is the top (or bottom) of its range: extend it one
+    step, and keep the neighbourhood of the best so the round stays small."""
+    values = [v for v in p.values if isinstance(v, int) and not isinstance(v, bool)]
+    if p.flag or len(values) < 2 or len(values) != len(p.values) or not isinstance(value, int):
+        return None
+    if not all(v > 0 and v & (v - 1) == 0 for v in values):
+        return None
+    near = [v for v in sorted(values) if value // 4 <= v <= value * 4]
+    if value == max(values):
+        new = (*near, value * 2)
+        where = "top"
+    elif value == min(values) and value > 1:
+        new = (value // 2, *near)
+        where = "bottom"
+    else:
+        return None
+    return RangeChange(p.name, tuple(p.values), tuple(new),
+                       f"the best {p.name}={value} is at the {where} of its range: try "
+                       f"{new[-1] if where == 'top' else new[0]}")
+
+
+def _rounds_without_gain(s: Situation) -> int:
+    """Rounds (after the first search) in a row that brought no accepted candidate."""
+    count = 0 if s.accepted or s.round == 0 else 1
+    if count == 0:
+        return 0
+    for d in reversed(s.history):
+        if d.accepted or d.round == 0:
+            break
+        count += 1
+    return count
+
+
+def _repair_streak(history: Sequence[Decision]) -> int:
+    count = 0
+    for d in reversed(history):
+        if d.action != "repair":
+            break
+        count += 1
+    return count
+
+
+def _note(s: Situation, policy: Policy, force: bool = False) -> str:
+    if policy.llm and not force:
+        return ""
+    ideas = explain.guidance(s.diagnosis)
+    if not ideas:
+        return ""
+    return "With an LLM configured, a rewrite round would try: " + "; ".join(ideas)
+
+
+def _with(base: Decision, action: str, reason: str, **changes: object) -> Decision:
+    from dataclasses import replace
+
+    return replace(base, action=action, reason=reason, **changes)  # type: ignore[arg-type]
+
+
+__all__ = ["Bullet", "Policy", "Situation", "decide", "retune_moves"]

@@ -1,0 +1,79 @@
+"""Turning a re-test, a profile and its diagnosis into the `KernelState` the conductor compares."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.records import KernelState
+from pragma_ncu.tuner.model import Retest
+
+# The metrics shown side by side for the best and the candidate (when the profile has them).
+KEY_METRICS = (
+    "gpu__time_duration.sum",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "launch__registers_per_thread",
+    "launch__occupancy_limit_registers",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__inst_executed.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+)
+MAX_FINDINGS = 3
+
+
+def kernel_state(round_: int, variant: str, variant_key: str, source_hash: str,
+                 retest: Retest, *, verified: bool, failure: str = "",
+                 registers: int | None = None) -> KernelState:
+    """The measured part of a state; `with_profile` adds the profile's part."""
+    times = {s.shape: s.median_us for s in retest.shapes}
+    noise = {s.shape: s.noise_us for s in retest.shapes}
+    ok = verified and retest.status == "ok"
+    return KernelState(
+        round=round_, variant=variant, variant_key=variant_key, source_hash=source_hash,
+        params=dict(retest.point), times_us=times if ok else {}, noise_us=noise if ok else {},
+        objective_us=retest.objective if ok else None, verified=ok,
+        failure="" if ok else (failure or f"{retest.status}: {retest.message}"),
+        ceiling_fraction=copy_fraction(retest) if ok else None, registers=registers)
+
+
+def copy_fraction(retest: Retest) -> float | None:
+    """How close to the memory roofline: the time of a same-size device copy over the kernel's
+    time, as a geometric mean over the shapes (1.0 = as fast as a copy of the same bytes)."""
+    ratios = [s.copy_us / s.median_us for s in retest.shapes if s.copy_us and s.median_us > 0]
+    if not ratios or len(ratios) != len(retest.shapes):
+        return None
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,
+                 profile_path: str = "", shape: str = "") -> KernelState:
+    if kernel is None or diagnosis is None:
+        return state
+    metrics = {name: kernel.value(name) for name in KEY_METRICS}
+    registers = kernel.value("launch__registers_per_thread")
+    return KernelState(**{
+        **state.__dict__,
+        "metrics": {k: float(v) for k, v in metrics.items() if v is not None},
+        "registers": int(registers) if registers is not None else state.registers,
+        "classification": diagnosis.classification,
+        "findings": tuple(_finding(f) for f in diagnosis.findings[:MAX_FINDINGS]),
+        "ceiling_fraction": state.ceiling_fraction if state.ceiling_fraction is not None
+        else diagnosis.roofline.ceiling_fraction,
+        "profile_path": profile_path, "profile_shape": shape})
+
+
+def _finding(f: Any) -> dict[str, Any]:
+    return {"bottleneck": f.bottleneck, "title": f.title, "score": f.score,
+            "summary": f.summary, "actions": list(f.actions), "ncu_rules": list(f.ncu_rules),
+            "evidence": [{"metric": e.metric, "value": e.value, "unit": e.unit,
+                          "note": e.note} for e in f.evidence]}
+
+
