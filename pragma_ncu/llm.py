@@ -1,11 +1,11 @@
 """A thin client for any OpenAI-compatible chat endpoint, used by `knowledge build` and the tuner.
 
 It adds what the callers need and the bare `openai` client leaves to them: one config value built
-from the settings, bounded retries with backoff on 429/5xx/timeouts (honouring Retry-After), a
-JSON-object reply extracted from the text (```json fences tolerated) and checked against a schema
-hint, usage and latency on the result, and two typed errors: `LLMUnavailable` (no answer) and
-`LLMBadReply` (an answer that is not what was asked). `openai` is imported lazily, so everything
-else works without it.
+from the settings, bounded retries with backoff on 429/5xx/timeouts (honouring Retry-After), the
+reply's text (`complete_text`, for the coder's code blocks) or a JSON object extracted from it
+(`complete_json`, ```json fences tolerated, checked against a schema hint), usage and latency on
+the result, and two typed errors: `LLMUnavailable` (no answer) and `LLMBadReply` (an answer that
+is not what was asked). `openai` is imported lazily, so everything else works without it.
 """
 
 from __future__ import annotations
@@ -65,6 +65,26 @@ class Usage:
     completion_tokens: int = 0
 
 
+class LLMNoAnswer(LLMUnavailable):
+    """LLMUnavailable raised by a request: `attempts` is how many times it was sent, so a trace
+    can record what the failed request cost."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        self.attempts = attempts
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class LLMText:
+    """One answered request: the reply's text (never empty) and what it cost."""
+
+    text: str
+    model: str
+    usage: Usage
+    latency_s: float  # wall time of all attempts, waits included
+    attempts: int
+
+
 @dataclass(frozen=True)
 class LLMReply:
     """One answered request: the JSON object (`data`), the raw text and what it cost."""
@@ -78,7 +98,7 @@ class LLMReply:
 
 
 class LLMClient:
-    """Ask an OpenAI-compatible endpoint for JSON objects.
+    """Ask an OpenAI-compatible endpoint for text or JSON objects.
 
     `sleep` and `clock` are injected so tests run retries without waiting. The underlying
     `openai.OpenAI` client is made once, with its own retries off (this class does them, so the
@@ -92,6 +112,23 @@ class LLMClient:
         self._clock = clock
         self._client = _make_openai_client(config)
 
+    def complete_text(self, messages: Sequence[Message]) -> LLMText:
+        """Send `messages`; return the reply's text with its usage, latency and attempts.
+
+        Raises LLMUnavailable (an LLMNoAnswer, with the attempts) when no answer came after the
+        retries, LLMBadReply when the answer is empty.
+        """
+        start = self._clock()
+        response, attempts = self._create_with_retries(list(messages))
+        latency = self._clock() - start
+        text = _reply_text(response)
+        usage = getattr(response, "usage", None)
+        return LLMText(
+            text=text, model=str(getattr(response, "model", "") or self.config.model),
+            usage=Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
+                        int(getattr(usage, "completion_tokens", 0) or 0)),
+            latency_s=latency, attempts=attempts)
+
     def complete_json(self, messages: Sequence[Message],
                       schema_hint: SchemaHint | None = None) -> LLMReply:
         """Send `messages`; return the reply's JSON object, checked against `schema_hint`.
@@ -99,18 +136,11 @@ class LLMClient:
         Raises LLMUnavailable when no answer came (after the retries), LLMBadReply when the
         answer holds no JSON object or misses a required key or type.
         """
-        start = self._clock()
-        response, attempts = self._create_with_retries(list(messages))
-        latency = self._clock() - start
-        text = _reply_text(response)
-        data = extract_json_object(text)
-        check_schema(data, schema_hint or {}, text)
-        usage = getattr(response, "usage", None)
-        return LLMReply(
-            data=data, text=text, model=str(getattr(response, "model", "") or self.config.model),
-            usage=Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
-                        int(getattr(usage, "completion_tokens", 0) or 0)),
-            latency_s=latency, attempts=attempts)
+        reply = self.complete_text(messages)
+        data = extract_json_object(reply.text)
+        check_schema(data, schema_hint or {}, reply.text)
+        return LLMReply(data=data, text=reply.text, model=reply.model, usage=reply.usage,
+                        latency_s=reply.latency_s, attempts=reply.attempts)
 
     def _create_with_retries(self, messages: list[Message]) -> tuple[Any, int]:
         import openai
@@ -121,8 +151,9 @@ class LLMClient:
                 return self._create(messages), attempt + 1
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
-                    raise LLMUnavailable(f"{self.config.label} refused the request: HTTP "
-                                         f"{exc.status_code}: {_short(exc.message)}") from None
+                    raise LLMNoAnswer(f"{self.config.label} refused the request: HTTP "
+                                      f"{exc.status_code}: {_short(exc.message)}",
+                                      attempt + 1) from None
                 last = f"HTTP {exc.status_code}: {_short(exc.message)}"
                 wait = _retry_after(exc) if exc.status_code == 429 else None
             except openai.APITimeoutError:
@@ -133,8 +164,9 @@ class LLMClient:
                 wait = None
             if attempt < self.config.max_retries:
                 self._sleep(self._backoff(attempt, wait))
-        raise LLMUnavailable(f"{self.config.label}: {last} "
-                             f"(after {self.config.max_retries + 1} attempts)")
+        raise LLMNoAnswer(f"{self.config.label}: {last} "
+                          f"(after {self.config.max_retries + 1} attempts)",
+                          self.config.max_retries + 1)
 
     def _create(self, messages: list[Message]) -> Any:
         return self._client.chat.completions.create(

@@ -8,7 +8,13 @@ import time
 import pytest
 
 from pragma_ncu.errors import LLMBadReply, LLMUnavailable
-from pragma_ncu.llm import LLMClient, LLMConfig, check_schema, extract_json_object
+from pragma_ncu.llm import (
+    LLMClient,
+    LLMConfig,
+    LLMNoAnswer,
+    check_schema,
+    extract_json_object,
+)
 from pragma_ncu.settings import load_settings
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
@@ -33,6 +39,33 @@ def test_good_reply_gives_the_object_usage_and_latency(llm_server: FakeLLMServer
     [request] = llm_server.requests
     assert request["model"] == "fake-model"
     assert request["messages"][1] == {"role": "user", "content": "hello"}
+
+
+def test_complete_text_gives_the_text_as_sent(llm_server: FakeLLMServer) -> None:
+    content = "```cuda\n__global__ void k() {}\n```\nNo JSON here."
+    llm_server.script([Reply.rate_limited(0), Reply.text(content)])
+    reply = client_for(llm_server, []).complete_text(ASK)
+    assert reply.text == content
+    assert reply.attempts == 2 and reply.model == "fake-model"
+    assert reply.usage.completion_tokens == len(content) // 4
+    assert reply.usage.prompt_tokens == sum(len(m["content"]) for m in ASK) // 4
+
+
+def test_complete_text_refuses_an_empty_reply(llm_server: FakeLLMServer) -> None:
+    llm_server.script([Reply.text("   \n")])
+    with pytest.raises(LLMBadReply, match="the reply is empty"):
+        client_for(llm_server).complete_text(ASK)
+
+
+def test_no_answer_says_how_many_attempts_it_took(llm_server: FakeLLMServer) -> None:
+    llm_server.default = Reply.server_error(502)
+    with pytest.raises(LLMNoAnswer) as info:
+        client_for(llm_server, [], max_retries=1).complete_text(ASK)
+    assert isinstance(info.value, LLMUnavailable) and info.value.attempts == 2
+    llm_server.script([Reply(401, None, body={"error": {"message": "bad key"}})])
+    with pytest.raises(LLMNoAnswer) as info:
+        client_for(llm_server, []).complete_text(ASK)
+    assert info.value.attempts == 1
 
 
 def test_fenced_json_is_accepted(llm_server: FakeLLMServer) -> None:
