@@ -12,7 +12,9 @@ from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
 from pragma_ncu.cli.knowledge_cmd import knowledge
 from pragma_ncu.cli.profile_cmd import profile
+from pragma_ncu.cli.trace_cmd import trace_command
 from pragma_ncu.cli.triage_cmd import triage_command
+from pragma_ncu.cli.tune_cmd import tune
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,6 +35,8 @@ cli.add_command(knowledge)
 cli.add_command(profile)
 cli.add_command(explain)
 cli.add_command(triage_command)
+cli.add_command(tune)
+cli.add_command(trace_command)
 
 
 def main() -> None:

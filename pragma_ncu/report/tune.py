@@ -1,0 +1,43 @@
+"""Terminal tables of a tune run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from pragma_ncu.records import RoundRecord
+
+
+def rounds_table(records: Sequence[RoundRecord]) -> str:
+    """One row per round: what it tried, what it found, what the conductor decided."""
+    base = records[0].best_after.objective_us if records and records[0].best_after else None
+    rows = []
+    for r in records:
+        c, b = r.candidate, r.best_after
+        cand = (f"{c.objective_us:.2f}" if c is not None and c.objective_us else
+                ("failed" if r.round else "-"))
+        best = b.objective_us if b is not None else None
+        rows.append([r.round, r.action, str(r.variant.get("name", ""))[:24], cand,
+                     f"{best:.2f}" if best else "-",
+                     f"{base / best:.2f}×" if base and best else "-",
+                     f"{100 * b.ceiling_fraction:.0f}%" if b and b.ceiling_fraction else "-",
+                     "yes" if r.decision.accepted else "", r.decision.action])
+    return tabulate(rows, headers=["round", "did", "variant", "cand µs", "best µs",
+                                   "speedup", "% copy", "accepted", "next"])
+
+
+def summary_lines(run_id: str, s: dict[str, Any]) -> list[str]:
+    speed = f"{s['speedup']:.2f}×" if s.get("speedup") else "n/a"
+    lines = [f"run {run_id} on {s.get('device') or 'unknown GPU'}: "
+             f"{_us(s.get('baseline_us'))} → {_us(s.get('best_us'))} ({speed}), best from "
+             f"round {s.get('best_round')} ({s.get('best_variant')}) at {s.get('best_params')}",
+             f"stopped: {s.get('stop_reason')}"]
+    if s.get("llm") and s["llm"] != "none":
+        lines.append(f"LLM: {s['llm']}, {s.get('llm_tokens', 0)} tokens")
+    return lines
+
+
+def _us(value: float | None) -> str:
+    return f"{value:.2f} µs" if value else "n/a"

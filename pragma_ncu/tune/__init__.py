@@ -1,0 +1,1 @@
+"""`pragma-ncu tune`: the closed loop of coder, tuner, profiler and conductor."""

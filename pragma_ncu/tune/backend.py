@@ -1,0 +1,104 @@
+"""Where the loop's kernels run: the GPU, or (in tests) recorded measurements and profiles.
+
+The loop sees only the `Backend` protocol: an evaluator per variant for the tuner, a compile
+check for the coder's replies, and a profile of one instance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pragma_ncu import task as tasks
+from pragma_ncu.bench import DEFAULT_ARCH
+from pragma_ncu.build import BuildCache, BuildResult, build
+from pragma_ncu.ceilings import ceiling_for
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.profile.run import run_profile
+from pragma_ncu.runner import DeviceInfo, Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
+from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
+from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.space import Point
+
+
+@dataclass(frozen=True)
+class Profiled:
+    """One profiled instance: its kernel's profile, or why there is none."""
+
+    kernel: KernelProfile | None
+    path: str = ""
+    problem: str = ""
+
+
+class Backend(Protocol):
+    device: str
+    ceiling_gbps: float | None
+    limits: Limits
+
+    def evaluator(self, spec: TaskSpec) -> Evaluator:
+        """The tuner's evaluator for a variant's spec."""
+        ...
+
+    def check(self, spec: TaskSpec) -> str | None:
+        """Compile `spec` at its defaults: None when it builds, else the error text."""
+        ...
+
+    def profile(self, spec: TaskSpec, point: Point, shape: Shape, out_dir: Path) -> Profiled:
+        """Profile the instance at `point` under ncu at `shape`."""
+        ...
+
+    def clock(self) -> float:
+        ...
+
+
+class GpuBackend:
+    """The real thing: nvcc, the worker process, ncu."""
+
+    def __init__(self, original: TaskSpec, settings: Settings, runner: Runner,
+                 worker: list[str], arch: str | None = None,
+                 phases: Phases | None = None) -> None:
+        self.original, self.settings, self.runner, self.worker = original, settings, runner, worker
+        info: DeviceInfo = runner.hello()
+        self.device = info.name
+        self.arch = arch_flag(arch) if arch else (info.arch or DEFAULT_ARCH)
+        self.nvcc: NvccInfo = find_nvcc(settings)
+        self.harness: BuildResult = tasks.build_harness(self.arch, self.nvcc, settings)
+        assert self.harness.cubin_path is not None
+        self.ceiling_gbps: float | None = ceiling_for(runner, self.harness.cubin_path,
+                                        settings.cache_dir / "ceilings.json").gbps
+        self.limits = Limits.from_device(info)
+        self.phases = phases or Phases()
+
+    def evaluator(self, spec: TaskSpec) -> Evaluator:
+        return GpuEvaluator(spec, self.settings, self.runner, self.nvcc, self.arch, self.harness,
+                            self.limits, self.phases, reference=self.original)
+
+    def check(self, spec: TaskSpec) -> str | None:
+        try:
+            req = tasks.build_request(spec, self.arch, {},
+                                      render_dir=self.settings.cache_dir / "rendered")
+        except PragmaError as exc:
+            return str(exc)
+        built = build(req, self.nvcc, BuildCache(self.settings.cache_dir / "build"))
+        return None if built.ok else built.log or built.status
+
+    def profile(self, spec: TaskSpec, point: Point, shape: Shape, out_dir: Path) -> Profiled:
+        try:
+            run = run_profile(spec, shape, self.settings, self.runner, self.worker,
+                              params=dict(point), arch=self.arch, out_dir=out_dir)
+        except PragmaError as exc:
+            return Profiled(None, problem=str(exc))
+        if run.profile is None or not run.profile.kernels:
+            return Profiled(None, problem=run.problem or "the report holds no kernel")
+        kernel = next((k for k in run.profile.kernels if k.name == spec.kernel_name),
+                      run.profile.kernels[0])
+        return Profiled(kernel, str(run.profile_path or ""))
+
+    def clock(self) -> float:
+        return time.perf_counter()

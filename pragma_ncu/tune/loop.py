@@ -1,0 +1,363 @@
+"""The tune loop: round 0 measures and profiles the original; each later round gets a variant
+from the coder (its own knobs, new ranges, or an LLM's template), searches its parameters,
+re-tests the winner side by side with the historical best, profiles it, and lets the conductor
+decide what comes next. Every round is stored whole when it ends, so an interrupted run resumes
+at the round it was in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pragma_ncu.coder.knobs import retuned
+from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
+from pragma_ncu.coder.variant import Variant, variant_spec
+from pragma_ncu.conductor.accept import Acceptance, accept
+from pragma_ncu.conductor.rules import Policy, Situation, decide
+from pragma_ncu.conductor.state import kernel_state, with_profile
+from pragma_ncu.diagnose.engine import Knowledge, diagnose
+from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.store import Store
+from pragma_ncu.tune.backend import Backend
+from pragma_ncu.tune.measure import (
+    Entrant,
+    check_everywhere,
+    evaluation_row,
+    failure_summary,
+    side_by_side,
+)
+from pragma_ncu.tuner.evaluator import Evaluator
+from pragma_ncu.tuner.model import Evaluation, Retest, SearchResult
+from pragma_ncu.tuner.run import SearchOptions, tune_parameters
+from pragma_ncu.tuner.search import Problem
+from pragma_ncu.tuner.space import Point, Space
+
+Notice = Callable[[str], None]
+
+
+class TuneError(PragmaError):
+    """The run cannot start or go on (e.g. the original kernel fails verification)."""
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    tuned: tuple[str, ...]  # shapes timed; the spec's others are verified only
+    policy: Policy = field(default_factory=Policy)
+    search: SearchOptions = field(default_factory=SearchOptions)
+    side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test
+
+
+@dataclass(frozen=True)
+class Context:
+    """What stays fixed for a run."""
+
+    spec: TaskSpec  # the user's spec (the original variant's)
+    base: dict[str, Any]  # the user's spec tables, for variants' overlays
+    spec_text: str
+    backend: Backend
+    knowledge: Knowledge
+    store: Store
+    run_id: str
+    run_dir: Path
+    options: TuneOptions
+    coder: LLMCoder | None = None
+    llm_label: str = "none"  # model@endpoint, never the key
+    notice: Notice = lambda _: None
+
+    @property
+    def tuned_shapes(self) -> tuple[Shape, ...]:
+        return tuple(self.spec.shape_named(n) for n in self.options.tuned)
+
+    @property
+    def check_shapes(self) -> tuple[Shape, ...]:
+        return tuple(s for s in self.spec.shapes if s.name not in self.options.tuned)
+
+
+@dataclass
+class State:
+    """What changes from round to round."""
+
+    best: KernelState
+    best_variant: Variant
+    diagnosis: Diagnosis | None
+    records: list[RoundRecord]
+    evaluators: dict[str, tuple[TaskSpec, Evaluator]] = field(default_factory=dict)
+
+    @property
+    def history(self) -> tuple[Decision, ...]:
+        return tuple(r.decision for r in self.records)
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: str
+    variant: Variant | None = None  # tune, retune
+    request: CoderRequest | None = None  # rewrite, repair
+
+
+def run(ctx: Context, state: State | None = None) -> State:
+    """Run (or, given the state of a resumed run, go on with) the loop until the conductor
+    says stop."""
+    if state is None:
+        state = baseline(ctx)
+    plan = next_plan(ctx, state)
+    while plan is not None:
+        number = len(state.records)
+        ctx.notice(f"round {number}/{ctx.options.policy.max_rounds}: {plan.action}"
+                   + (f" ({plan.variant.name})" if plan.variant else ""))
+        state = run_round(ctx, state, number, plan)
+        plan = next_plan(ctx, state)
+    return state
+
+
+def variant_checker(spec: TaskSpec, base: dict[str, Any], run_dir: Path,
+                    backend: Backend) -> Callable[[Variant], str | None]:
+    """The coder's check of a reply: the variant's spec parses and it compiles at its
+    defaults; None when fine, else the error to feed back."""
+    def check(variant: Variant) -> str | None:
+        try:
+            vspec = variant_spec(base, variant, spec.spec_path, run_dir / "variants")
+        except PragmaError as exc:
+            return str(exc)
+        return backend.check(vspec)
+    return check
+
+
+def baseline(ctx: Context) -> State:
+    """Round 0: the original kernel at its defaults, verified everywhere, re-tested, profiled."""
+    ctx.store.begin_round(ctx.run_id, 0)
+    variant = Variant("original", ctx.spec.source_path.name, ctx.spec.source_path.read_text())
+    spec, evaluator = _evaluator(ctx, {}, variant)
+    point = dict(spec.default_params())
+    start = ctx.backend.clock()
+    entrant = Entrant(evaluator, point, evaluator.build(point), is_best=True)
+    if not entrant.built.ok:
+        raise TuneError(f"the original kernel does not build:\n{entrant.built.log}")
+    (retest,) = side_by_side([entrant], ctx.tuned_shapes, ctx.options.side_rounds)
+    wrong = retest.message if retest.status != "ok" else check_everywhere(entrant,
+                                                                          ctx.check_shapes)
+    if wrong:
+        raise TuneError(f"the original kernel fails verification ({wrong}); tune needs a "
+                        "correct starting point")
+    state0 = kernel_state(0, variant.name, variant.key, variant.source_hash, retest,
+                          verified=True, registers=_registers(entrant.built))
+    best, diagnosis = _profiled(ctx, state0, spec, point, 0)
+    _store_point(ctx, 0, variant, point, best)
+    situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
+                          spec.params)
+    decision = decide(situation, ctx.options.policy)
+    record = RoundRecord(0, "baseline", variant.to_json(), _space(spec), {}, None, best, best,
+                         decision, wall_s=ctx.backend.clock() - start)
+    ctx.store.close_round(ctx.run_id, 0, decision.action, record.to_json())
+    ctx.notice(f"baseline {best.objective_us:.2f} µs; next: {decision.action} — "
+               f"{decision.reason}")
+    return State(best, variant, diagnosis, [record], {variant.key: (spec, evaluator)})
+
+
+def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
+    ctx.store.begin_round(ctx.run_id, number)
+    start = ctx.backend.clock()
+    variant, calls, coder_error = _variant(ctx, plan, number)
+    outcome = _try_variant(ctx, st, number, variant) if variant else _Outcome(
+        failure="coder", failure_text=coder_error)
+    best_after, diagnosis = st.best, st.diagnosis
+    if outcome.acceptance.accepted and outcome.candidate is not None and variant is not None:
+        best_after, diagnosis = outcome.candidate, outcome.diagnosis
+    situation = Situation(
+        number, best_after, outcome.best_before or st.best, outcome.candidate,
+        outcome.acceptance.accepted, outcome.acceptance.reason, outcome.acceptance.speedup,
+        diagnosis, _params_of(ctx, st, best_after, variant), outcome.failure,
+        outcome.failure_text, st.history)
+    decision = decide(situation, ctx.options.policy)
+    record = RoundRecord(
+        number, plan.action, variant.to_json() if variant else {"name": "(none)"},
+        outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
+        best_after, decision, calls, coder_error, ctx.backend.clock() - start)
+    ctx.store.close_round(ctx.run_id, number, decision.action, record.to_json())
+    _announce(ctx, record)
+    if best_after is not st.best and variant is not None:
+        st = replace(st, best=best_after, best_variant=variant, diagnosis=diagnosis)
+    return replace(st, records=[*st.records, record])
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    candidate: KernelState | None = None
+    best_before: KernelState | None = None
+    acceptance: Acceptance = Acceptance(False, "no candidate", None)
+    diagnosis: Diagnosis | None = None
+    failure: str = ""
+    failure_text: str = ""
+    space: dict[str, list[Any]] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)
+
+
+def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Outcome:
+    try:
+        spec, evaluator = _evaluator(ctx, st.evaluators, variant)
+    except PragmaError as exc:
+        return _Outcome(failure="spec", failure_text=str(exc))
+    problem = Problem(spec, ctx.tuned_shapes, Space.from_spec(spec), {}, ctx.check_shapes)
+    result = tune_parameters(problem, evaluator, ctx.options.search, clock=ctx.backend.clock,
+                             notice=ctx.notice)
+    for e in result.evaluations:
+        _store_evaluation(ctx, number, variant, e)
+    space, search = _space(spec), _search_summary(result)
+    winner = result.general.winner
+    if winner is None or winner.status != "ok":
+        kind, text = failure_summary(result.evaluations)
+        return _Outcome(failure=kind, failure_text=text, space=space, search=search)
+    return _compare(ctx, st, number, variant, spec, evaluator, winner, result, space, search)
+
+
+def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskSpec,
+             evaluator: Evaluator, winner: Retest, result: SearchResult,
+             space: dict[str, list[Any]], search: dict[str, Any]) -> _Outcome:
+    best_spec, best_eval = _evaluator(ctx, st.evaluators, st.best_variant)
+    best_point = dict(st.best.params)
+    cand = Entrant(evaluator, dict(winner.point), evaluator.build(dict(winner.point)))
+    best = Entrant(best_eval, best_point, best_eval.build(best_point), is_best=True)
+    ctx.notice("side by side with the historical best")
+    best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, ctx.options.side_rounds)
+    verified = _verified_everywhere(result.evaluations, winner.point)
+    acceptance = accept(best_rt, cand_rt, verified)
+    before = _refreshed(st.best, best_rt)
+    state = kernel_state(number, variant.name, variant.key, variant.source_hash, cand_rt,
+                         verified=verified, registers=_registers(cand.built))
+    diagnosis = None
+    if state.verified:
+        state, diagnosis = _profiled(ctx, state, spec, cand.point, number)
+    return _Outcome(state, before, acceptance, diagnosis, "" if state.verified else
+                    "verification", state.failure, space, search)
+
+
+def _variant(ctx: Context, plan: Plan, number: int) -> tuple[Variant | None, tuple[LLMCall, ...],
+                                                               str]:
+    if plan.variant is not None:
+        return plan.variant, (), ""
+    if ctx.coder is None or plan.request is None:
+        return None, (), "no coder is configured"
+    ctx.notice(f"asking the coder for a {plan.action}")
+    result = ctx.coder.propose(plan.request, f"llm {plan.action} {number}")
+    return result.variant, result.calls, result.error
+
+
+def next_plan(ctx: Context, st: State) -> Plan | None:
+    """What the last decision asks for, as a concrete variant or coder request."""
+    last = st.records[-1]
+    d = last.decision
+    if d.action == "stop":
+        return None
+    if d.action == "tune":
+        return Plan("tune", st.best_variant)
+    if d.action == "retune":
+        spec, _ = _evaluator(ctx, st.evaluators, st.best_variant)
+        name = f"retune {len(st.records)}"
+        return Plan("retune", retuned(st.best_variant, spec.params, dict(st.best.params),
+                                      [(c.param, c.new) for c in d.retune], name, d.reason))
+    current = st.best_variant
+    diagnosis = ""
+    if d.action == "repair" and last.variant.get("source"):
+        current, diagnosis = Variant.from_json(last.variant), "\n".join(d.guidance)
+    return Plan(d.action, request=_coder_request(ctx, st, d, current, diagnosis))
+
+
+def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
+                   diagnosis: str) -> CoderRequest:
+    best = st.best
+    profile = {"classification": best.classification, "metrics": best.metrics,
+               "findings": [{k: f[k] for k in ("bottleneck", "title", "summary")}
+                            for f in best.findings]}
+    return CoderRequest(
+        kind=d.action, kernel_name=ctx.spec.kernel_name, spec_text=ctx.spec_text,
+        current=current, current_params=dict(best.params), diagnosis=diagnosis,
+        guidance=d.guidance, compendium=d.citations, profile=profile, best=best,
+        best_source=st.best_variant.source)
+
+
+def _evaluator(ctx: Context, cache: dict[str, tuple[TaskSpec, Evaluator]],
+               variant: Variant) -> tuple[TaskSpec, Evaluator]:
+    if variant.key not in cache:
+        spec = (ctx.spec if variant.origin == "original" and not variant.overlay else
+                variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants"))
+        cache[variant.key] = (spec, ctx.backend.evaluator(spec))
+    return cache[variant.key]
+
+
+def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
+              number: int) -> tuple[KernelState, Diagnosis | None]:
+    shape = ctx.tuned_shapes[0]
+    ctx.notice(f"profiling under ncu at {shape.name}")
+    got = ctx.backend.profile(spec, point, shape, ctx.run_dir / "profiles" / f"round-{number}")
+    if got.kernel is None:
+        ctx.notice(f"no profile: {got.problem}")
+        return state, None
+    diagnosis = diagnose(got.kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
+                         str(spec.source_path.resolve()))
+    return with_profile(state, got.kernel, diagnosis, got.path, shape.name), diagnosis
+
+
+def _params_of(ctx: Context, st: State, best: KernelState, variant: Variant | None) -> tuple:
+    chosen = variant if best is not st.best and variant is not None else st.best_variant
+    spec, _ = _evaluator(ctx, st.evaluators, chosen)
+    return spec.params
+
+
+def _verified_everywhere(evaluations: tuple[Evaluation, ...], point: Point) -> bool:
+    ev = next((e for e in evaluations if dict(e.point) == dict(point)), None)
+    return ev is not None and ev.ok
+
+
+def _refreshed(best: KernelState, rt: Retest) -> KernelState:
+    """The historical best with this round's side-by-side times (what the candidate met)."""
+    if rt.status != "ok":
+        return replace(best, failure=f"re-test: {rt.status}: {rt.message}")
+    return replace(best, times_us={s.shape: s.median_us for s in rt.shapes},
+                   noise_us={s.shape: s.noise_us for s in rt.shapes},
+                   objective_us=rt.objective)
+
+
+def _registers(built: Any) -> int | None:
+    return built.resources.registers if built.resources is not None else None
+
+
+def _space(spec: TaskSpec) -> dict[str, list[Any]]:
+    return {p.name: list(p.values) for p in spec.params if p.values}
+
+
+def _search_summary(r: SearchResult) -> dict[str, Any]:
+    s = r.stats
+    return {"strategy": r.strategy, "space": s.space_size, "evaluated": s.evaluated,
+            "verified": s.verified, "pruned": s.pruned, "failed": s.failed,
+            "wall_s": round(s.wall_s, 2), "winner_vs_default": r.general.reason}
+
+
+def _store_evaluation(ctx: Context, number: int, variant: Variant, e: Evaluation) -> None:
+    row = evaluation_row(e)
+    ctx.store.add_candidate(ctx.run_id, number, variant.source, dict(e.point), e.status,
+                            e.objective, row["build"], row["measurements"])
+
+
+def _store_point(ctx: Context, number: int, variant: Variant, point: Point,
+                 state: KernelState) -> None:
+    summary = {"classification": state.classification, "metrics": state.metrics}
+    ctx.store.add_candidate(ctx.run_id, number, variant.source, dict(point), "ok",
+                            state.objective_us, {"registers": state.registers},
+                            [{"shape": k, "median_us": v} for k, v in state.times_us.items()],
+                            summary, state.profile_path)
+
+
+def _announce(ctx: Context, r: RoundRecord) -> None:
+    c, d = r.candidate, r.decision
+    got = (f"candidate {c.objective_us:.2f} µs" if c is not None and c.objective_us
+           else "no verified candidate")
+    best = r.best_after.objective_us if r.best_after else None
+    ctx.notice(f"round {r.round}: {got}; {'accepted' if d.accepted else 'not accepted'}; "
+               f"best {best:.2f} µs; next: {d.action} — {d.reason}" if best else
+               f"round {r.round}: {got}; next: {d.action} — {d.reason}")
