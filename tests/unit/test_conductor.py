@@ -1,0 +1,263 @@
+"""The conductor in isolation: the acceptance rule on hand-made re-tests, and the decision rules
+on hand-made Situations over real diagnoses (recorded ncu profiles + the compendium)."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import pytest
+
+from pragma_ncu.conductor import explain
+from pragma_ncu.conductor.accept import accept
+from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
+from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.records import Decision, KernelState, RangeChange
+from pragma_ncu.spec import Param
+from pragma_ncu.tuner.model import Retest, ShapeTime
+from tests.fakes.tune import load_profile
+
+# --- F: the acceptance rule ----------------------------------------------------------------
+
+
+def retest(times: dict[str, tuple[float, float]], *, status: str = "ok",
+           incumbent: bool = False, point: dict[str, Any] | None = None) -> Retest:
+    """A re-test from {shape: (median µs, noise µs)}."""
+    shapes = tuple(ShapeTime(s, med, noise, (med,) * 3) for s, (med, noise) in times.items())
+    default: dict[str, Any] = {"BLOCK": 256 if incumbent else 512}
+    return Retest(point or default, status,
+                  "" if status == "ok" else "planted failure", shapes, incumbent)
+
+
+BEST = retest({"a": (100.0, 2.0)}, incumbent=True)
+
+
+@pytest.mark.parametrize(("cand_us", "accepted"), [(99.0, False), (98.5, False), (97.9, True),
+                                                    (90.0, True), (100.0, False),
+                                                    (120.0, False)])
+def test_accepted_only_beyond_the_noise(cand_us: float, accepted: bool) -> None:
+    got = accept(BEST, retest({"a": (cand_us, 1.0)}), verified_everywhere=True)
+    assert got.accepted is accepted, got.reason
+    assert got.speedup == pytest.approx(100.0 / cand_us)
+    if cand_us == 99.0:
+        assert "within" in got.reason and "noise" in got.reason
+
+
+def test_the_candidates_own_noise_counts_too() -> None:
+    quiet = retest({"a": (100.0, 0.1)}, incumbent=True)
+    assert accept(quiet, retest({"a": (95.0, 0.5)}), True).accepted
+    assert not accept(quiet, retest({"a": (95.0, 6.0)}), True).accepted  # 6% noise > 5% gain
+
+
+def test_unverified_or_failed_candidates_are_never_accepted() -> None:
+    fast = {"a": (10.0, 0.1)}
+    not_everywhere = accept(BEST, retest(fast), verified_everywhere=False)
+    assert not not_everywhere.accepted and "verification" in not_everywhere.reason
+    for status in ("wrong_answer", "timeout", "runtime_error", "not_verified"):
+        got = accept(BEST, retest(fast, status=status), verified_everywhere=True)
+        assert not got.accepted and status in got.reason
+    assert not accept(BEST, None, True).accepted
+
+
+def test_a_verified_candidate_replaces_a_best_that_fails_its_retest() -> None:
+    broken = retest({}, status="wrong_answer", incumbent=True)
+    got = accept(broken, retest({"a": (120.0, 1.0)}), True)
+    assert got.accepted and "failed its re-test" in got.reason
+
+
+def test_acceptance_property_over_random_retests() -> None:
+    rng = random.Random(6)
+    accepted = rejected = 0
+    for _ in range(3000):
+        shapes = [f"s{i}" for i in range(rng.randint(1, 3))]
+        best_t = {s: (rng.uniform(5, 2000), 0.0) for s in shapes}
+        best_t = {s: (m, m * rng.uniform(0, 0.1)) for s, (m, _) in best_t.items()}
+        gain = rng.uniform(0.6, 1.3)
+        cand_t = {s: (m * gain * rng.uniform(0.97, 1.03), m * rng.uniform(0, 0.1))
+                  for s, (m, _) in best_t.items()}
+        best, cand = retest(best_t, incumbent=True), retest(cand_t)
+        verified = rng.random() < 0.8
+        status = "ok" if rng.random() < 0.8 else "wrong_answer"
+        cand = replace(cand, status=status)
+        got = accept(best, cand, verified)
+        if not verified or status != "ok":
+            assert not got.accepted
+            continue
+        assert best.objective is not None and cand.objective is not None
+        noise = max(max(best_t[s][1], cand_t[s][1]) / best_t[s][0] for s in shapes)
+        beyond = cand.objective < best.objective * (1 - noise)
+        assert got.accepted is beyond, (best_t, cand_t, got.reason)
+        accepted += got.accepted
+        rejected += not got.accepted
+    assert accepted > 300 and rejected > 300  # both sides of the rule were exercised
+
+
+# --- G: the decision rules -----------------------------------------------------------------
+
+
+@cache
+def diagnosis(name: str) -> Diagnosis:
+    return diagnose(load_profile(name), Compendium.load())
+
+
+BLOCK = Param("BLOCK", 256, (64, 128, 256, 512, 1024))
+VEC = Param("VEC", 1, (1, 2, 4, 8))
+CAP = Param("MAXRREG", 0, (0, 64), flag="-maxrregcount={}")
+
+
+def kernel(round_: int = 1, us: float = 100.0, fraction: float | None = 0.5,
+           **params: object) -> KernelState:
+    return KernelState(round_, "original", "k", "h", {"BLOCK": 256, "VEC": 4, **params},
+                       {"a": us}, {"a": 1.0}, us, True, ceiling_fraction=fraction)
+
+
+def situation(*, round_: int = 1, best: KernelState | None = None, accepted: bool = True,
+              profile: str = "silu_and_mul", params: tuple[Param, ...] = (BLOCK, VEC),
+              history: tuple[Decision, ...] | None = None, failure: str = "",
+              failure_text: str = "", candidate: KernelState | None = None) -> Situation:
+    best = best or kernel(round_)
+    before = kernel(0, 130.0, 0.4)
+    if history is None:
+        history = tuple(Decision(n, "tune" if n == 0 else "retune", "", accepted=n > 0)
+                        for n in range(round_))
+    cand = None if failure else (candidate or best)
+    return Situation(round_, best, before if round_ else None, cand, accepted,
+                     "beyond the noise" if accepted else "within the noise",
+                     1.3 if accepted else None, diagnosis(profile), params, failure,
+                     failure_text, history)
+
+
+def test_round_zero_searches_the_declared_knobs() -> None:
+    d = decide(situation(round_=0, accepted=False, history=()), Policy())
+    assert d.action == "tune" and "BLOCK, VEC" in d.reason
+    assert d.citations and all(c.entry for c in d.citations)
+    cited = {c.entry for c in d.citations}
+    bullets = [b for b in d.analysis if b.cites]
+    assert bullets and all(b.values for b in bullets) and set(bullets[0].cites) <= cited
+
+
+@pytest.mark.parametrize(("fraction", "action"), [(0.97, "stop"), (0.90, "stop"),
+                                                  (0.89, "rewrite"), (0.75, "rewrite")])
+def test_stop_at_the_target_fraction(fraction: float, action: str) -> None:
+    d = decide(situation(best=kernel(fraction=fraction)), Policy(llm=True))
+    assert d.action == action, d.reason
+    if action == "stop":
+        assert f"{100 * fraction:.1f}%" in d.reason and "ceiling" in d.reason
+
+
+@pytest.mark.parametrize(("accepted_before", "patience", "action"),
+                         [(False, 2, "stop"), (True, 2, "rewrite"), (False, 3, "rewrite")])
+def test_stop_after_patience_rounds_without_gain(accepted_before: bool, patience: int,
+                                                 action: str) -> None:
+    history = (Decision(0, "tune", ""), Decision(1, "retune", "", accepted=accepted_before))
+    s = situation(round_=2, best=kernel(2, fraction=0.8), accepted=False, history=history)
+    d = decide(s, Policy(llm=True, patience=patience))
+    assert d.action == action, d.reason
+    if action == "stop":
+        assert "2 rounds in a row" in d.reason and d.llm_note == ""  # the LLM is there
+
+
+def test_round_budget_stops_even_a_failed_round() -> None:
+    s = situation(round_=5, failure="verification", failure_text="wrong_answer at odd",
+                  accepted=False)
+    d = decide(s, Policy(llm=True, max_rounds=5))
+    assert d.action == "stop" and "budget" in d.reason
+
+
+@pytest.mark.parametrize(("best_block", "new"), [(1024, (256, 512, 1024, 2048)),
+                                                 (64, (32, 64, 128, 256))])
+def test_retune_extends_a_range_at_its_edge(best_block: int, new: tuple[int, ...]) -> None:
+    s = situation(best=kernel(fraction=0.8, BLOCK=best_block, VEC=4))
+    d = decide(s, Policy())
+    assert d.action == "retune", d.reason
+    assert d.retune == (RangeChange("BLOCK", BLOCK.values, new, d.retune[0].why),)
+    assert f"BLOCK={best_block}" in d.reason
+    # once tried, the same move is not proposed again: without an LLM the run stops
+    tried = (*s.history, Decision(1, "retune", "", retune=d.retune))
+    again = decide(replace(s, round=2, history=tried, accepted=True), Policy())
+    assert again.action == "stop" and not again.retune
+
+
+def test_no_edge_move_inside_a_range_or_for_non_powers_of_two() -> None:
+    odd = Param("ROWS", 3, (3, 5, 7))
+    s = situation(best=kernel(fraction=0.8, BLOCK=256, VEC=4, ROWS=7), params=(BLOCK, VEC, odd))
+    assert decide(s, Policy()).retune == ()
+
+
+def test_register_cap_move_when_registers_limit_occupancy() -> None:
+    s = situation(best=kernel(fraction=0.8), profile="register_pressure")
+    assert diagnosis("register_pressure").findings[0].bottleneck == "occupancy_registers"
+    d = decide(s, Policy())
+    assert d.action == "retune", d.reason
+    assert [(c.param, c.old, c.new) for c in d.retune] == [(REGISTER_CAP, (), REGISTER_CAPS)]
+    # a kernel that has its own register-cap knob gets no second one
+    capped = decide(replace(s, params=(BLOCK, VEC, CAP)), Policy())
+    assert all(c.param != REGISTER_CAP for c in capped.retune)
+    # and a profile without the finding gets none
+    assert decide(situation(best=kernel(fraction=0.8)), Policy()).action != "retune"
+
+
+def test_llm_rewrite_when_far_below_the_roofline_after_the_first_search() -> None:
+    s = situation(best=kernel(fraction=0.5, BLOCK=1024))  # an edge move exists, too
+    d = decide(s, Policy(llm=True))
+    assert (d.action, d.route) == ("rewrite", "designer")
+    assert "50.0%" in d.reason
+    diag = diagnosis("silu_and_mul")
+    assert d.guidance and d.guidance == explain.guidance(diag)
+    top = diag.findings[0]
+    assert d.guidance[0] == f"{top.actions[0]} (for {top.bottleneck})"
+    assert decide(s, Policy(llm=False)).action == "retune"  # knob moves first without an LLM
+    assert decide(replace(s, round=0), Policy(llm=True)).action == "tune"
+
+
+@pytest.mark.parametrize("why", ["exhausted", "patience"])
+def test_stop_without_llm_says_what_a_rewrite_would_try(why: str) -> None:
+    if why == "exhausted":
+        s = situation(best=kernel(fraction=0.5))
+    else:
+        history = (Decision(0, "tune", ""), Decision(1, "retune", ""))
+        s = situation(round_=2, best=kernel(2, fraction=0.5), accepted=False, history=history)
+    d = decide(s, Policy())
+    assert d.action == "stop", d.reason
+    assert d.llm_note.startswith("With an LLM configured, a rewrite round would try: ")
+    assert all(g in d.llm_note for g in explain.guidance(diagnosis("silu_and_mul")))
+
+
+def test_repair_goes_to_the_coder_then_escalates_to_the_designer() -> None:
+    failure = "wrong_answer at BLOCK=256, VEC=8: odd: max rel error 0.41"
+    first = situation(round_=2, failure="verification", failure_text=failure, accepted=False)
+    d = decide(first, Policy(llm=True, max_repairs=2))
+    assert (d.action, d.route, d.guidance) == ("repair", "coder", (failure,))
+    repaired = (*first.history, d)
+    second = decide(replace(first, round=3, history=repaired), Policy(llm=True, max_repairs=2))
+    assert (second.action, second.route) == ("repair", "coder")
+    third = decide(replace(first, round=4, history=(*repaired, second)),
+                   Policy(llm=True, max_repairs=2, max_rounds=8))
+    assert (third.action, third.route) == ("rewrite", "designer")
+    assert "3 failed rounds in a row" in third.reason and third.guidance
+    # a coder that produced nothing is a design problem at once
+    nothing = decide(replace(first, failure="coder", failure_text="no usable variant"),
+                     Policy(llm=True))
+    assert (nothing.action, nothing.route) == ("rewrite", "designer")
+    # without an LLM nothing can repair: the failed variant is dropped, other moves follow
+    alone = decide(first, Policy(llm=False))
+    assert alone.action != "repair" and not alone.route
+
+
+def test_decisions_cite_the_compendium_with_metric_values() -> None:
+    d = decide(situation(best=kernel(fraction=0.5)), Policy(llm=True))
+    assert d.citations
+    by_entry = {c.entry: c for c in d.citations}
+    assert all(c.title and c.meaning for c in d.citations)
+    finding = next(b for b in d.analysis if "[memory_latency" in b.text)
+    assert finding.values and set(finding.cites) <= set(by_entry)
+    for value in finding.values.values():
+        assert any(ch.isdigit() for ch in value)
+    roofline = next(b for b in d.analysis if "copy ceiling" in b.text)
+    assert roofline.values["copy-ceiling fraction"] == "50.0%"
+    assert not math.isnan(d.speedup_vs_best or 0.0)

@@ -1,0 +1,445 @@
+"""The tune loop end to end without a GPU: recorded H200 searches and ncu profiles played back by
+`SimBackend` (simulated clock), the coder LLM played by the scripted `FakeLLMServer`, a real
+run store on disk. Each test drives `loop.run` and reads what it left: the State, the store's
+rounds, candidates and decisions, the LLM requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pragma_ncu.coder.llm_coder import LLMCoder
+from pragma_ncu.coder.reply import parse_reply
+from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.measurement import Status
+from pragma_ncu.records import RoundRecord
+from pragma_ncu.specfile import load_spec
+from pragma_ncu.store import Store
+from pragma_ncu.tune import loop, session
+from pragma_ncu.tune.loop import Context, TuneOptions, variant_checker
+from pragma_ncu.tuner.model import Budget, Evaluation
+from pragma_ncu.tuner.replay import load_recording
+from pragma_ncu.tuner.run import SearchOptions
+from tests.fakes.llm_server import FakeLLMServer, Reply
+from tests.fakes.tune import (
+    SimBackend,
+    failing_at,
+    load_profile,
+    projected,
+    scaled,
+    text_hash,
+    with_status,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATED = ROOT / "examples" / "templated" / "silu_and_mul.toml"
+NAIVE = ROOT / "examples" / "silu_and_mul.toml"
+TUNED = ("llama-7b", "llama-13b", "llama-70b")  # "odd" is the check shape
+SEARCH = SearchOptions(strategy="exhaustive", budget=Budget(evaluations=100), top_k=2, rounds=2)
+REWRITE = json.loads((ROOT / "tests/fixtures/llm/silu_rewrite.json").read_text())[
+    "replies"][0]["content"]
+
+
+@cache
+def _silu() -> tuple[Evaluation, ...]:
+    evaluations, _ = load_recording(ROOT / "tests/fixtures/tuner/silu_and_mul-h200.results.json.gz")
+    return tuple(evaluations)
+
+
+def silu() -> list[Evaluation]:
+    """The templated silu's recorded search (BLOCK x VEC x ROWS, 72 points, all verified)."""
+    return list(_silu())
+
+
+@cache
+def compendium() -> Compendium:
+    return Compendium.load()
+
+
+def rewrite_code(reply: str = REWRITE) -> str:
+    """The code block of a coder reply: the text of the variant file the loop writes."""
+    return parse_reply(reply, "silu_and_mul").code
+
+
+def naive_recording() -> list[Evaluation]:
+    """The naive kernel behaves like the template at VEC=1, ROWS=1: its BLOCK knob only."""
+    return projected(silu(), {"VEC": 1, "ROWS": 1})
+
+
+def rewrite_recording() -> list[Evaluation]:
+    """The reply's kernel (knobs BLOCK, VEC) behaves like the template at ROWS=1."""
+    return projected(silu(), {"ROWS": 1})
+
+
+@dataclass
+class Rig:
+    ctx: Context
+    backend: SimBackend
+    server: FakeLLMServer | None = None
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def store(self) -> Store:
+        return self.ctx.store
+
+    @property
+    def run_id(self) -> str:
+        return self.ctx.run_id
+
+
+def make_rig(tmp: Path, spec_path: Path, recordings: dict[str, list[Evaluation]],
+             profiles: dict[str, str], *, policy: Policy | None = None,
+             server: FakeLLMServer | None = None, llm: dict[str, Any] | None = None,
+             store_path: Path | None = None, run_id: str | None = None,
+             save_profiles: bool = False,
+             notice: Callable[[str], None] | None = None) -> Rig:
+    """A run of `tune` over SimBackend: `recordings`/`profiles` keyed by kernel source text
+    (the text is hashed here), the coder on `server` when given."""
+    spec = load_spec(spec_path)
+    backend = SimBackend({text_hash(k): v for k, v in recordings.items()},
+                         {text_hash(k): load_profile(v) for k, v in profiles.items()},
+                         save_profiles=save_profiles)
+    store = Store.open(store_path or tmp / "runs.sqlite")
+    run_id = run_id or store.create_run(spec.kernel_name, str(spec.spec_path), {},
+                                        backend.device)
+    run_dir = tmp / "run"
+    base = tomllib.loads(spec.spec_path.read_text())
+    coder = None
+    if server is not None:
+        config = LLMConfig(model="fake-coder", base_url=server.base_url, api_key="sk-test",
+                           **{"timeout_s": 5.0, "max_retries": 1, "backoff_s": 0.0,
+                              **(llm or {})})
+        coder = LLMCoder(LLMClient(config), variant_checker(spec, base, run_dir, backend))
+    notices: list[str] = []
+    ctx = Context(spec, base, spec.spec_path.read_text(), backend, compendium(), store, run_id,
+                  run_dir, TuneOptions(TUNED, policy or Policy(), SEARCH, side_rounds=2), coder,
+                  "fake-coder@local" if coder else "none", notice or notices.append)
+    return Rig(ctx, backend, server, notices)
+
+
+def templated_rig(tmp: Path, **kw: Any) -> Rig:
+    source = TEMPLATED.with_name("silu_and_mul.cu").read_text()
+    return make_rig(tmp, TEMPLATED, {source: silu()}, {source: "silu_and_mul"}, **kw)
+
+
+def naive_rig(tmp: Path, server: FakeLLMServer | None, rewrite: list[Evaluation] | None = None,
+              **kw: Any) -> Rig:
+    """The naive silu (knob BLOCK), and the recorded reply's kernel when `rewrite` is given."""
+    source = NAIVE.with_name("silu_and_mul.cu").read_text()
+    recordings = {source: naive_recording()}
+    profiles = {source: "silu_and_mul"}
+    if rewrite is not None:
+        recordings[rewrite_code()] = rewrite
+        profiles[rewrite_code()] = "bandwidth_ok"
+    return make_rig(tmp, NAIVE, recordings, profiles, server=server,
+                    policy=Policy(llm=server is not None), **kw)
+
+
+Trace = list[tuple[int, str, str, bool, dict[str, Any]]]
+
+
+def trace(records: list[RoundRecord]) -> Trace:
+    """What two runs must agree on: each round's action, decision, acceptance, best point."""
+    return [(r.round, r.action, r.decision.action, r.decision.accepted,
+             dict(r.best_after.params) if r.best_after else {}) for r in records]
+
+
+def user_messages(request: dict[str, object]) -> str:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return "\n".join(m["content"] for m in messages if m["role"] == "user")
+
+
+# --- A: no LLM, the templated silu ---------------------------------------------------------
+
+def test_templated_silu_without_llm_tunes_to_a_recorded_speedup(tmp_path: Path) -> None:
+    rig = templated_rig(tmp_path)
+    st = loop.run(rig.ctx)
+
+    assert [r.action for r in st.records] == ["baseline", "tune"]
+    assert [r.decision.action for r in st.records] == ["tune", "stop"]
+    tuned = st.records[1]
+    assert tuned.decision.accepted and tuned.best_after is tuned.candidate
+    summary = session.summary(rig.ctx, st)
+    assert summary["speedup"] > 1.5  # recorded: 133.8 µs (BLOCK=256) -> 75.7 µs
+    assert summary["best_params"]["VEC"] == 8 and summary["best_round"] == 1
+    # the baseline's decision rests on the profile: compendium entries, bullets with values
+    for record in st.records:
+        d = record.decision
+        assert d.citations, f"round {record.round}: no compendium entry cited"
+        assert all(c.entry and c.meaning for c in d.citations)
+        assert all(b.values for b in d.analysis if "[memory_latency" in b.text)
+        assert any(b.cites for b in d.analysis)
+    assert "copy ceiling" in st.records[1].decision.reason
+    # the store: rounds done, one candidate row per evaluated point, decisions round-trip
+    assert rig.store.rounds(rig.run_id) == [(0, "done"), (1, "done")]
+    assert len(rig.store.candidates(rig.run_id, 0)) == 1
+    rows = rig.store.candidates(rig.run_id, 1)
+    search = tuned.search
+    assert len(rows) == search["evaluated"] + sum(search["pruned"].values()) == 72
+    assert len({json.dumps(r.params, sort_keys=True) for r in rows}) == len(rows)
+    assert sum(r.verified for r in rows) == search["verified"]
+    stored = rig.store.decisions(rig.run_id)
+    assert [(n, action) for n, action, _ in stored] == [(0, "tune"), (1, "stop")]
+    for (_, _, data), record in zip(stored, st.records, strict=True):
+        again = RoundRecord.from_json(data)
+        assert again == record
+        assert json.loads(json.dumps(again.to_json())) == data
+
+
+# --- B: the scripted LLM, the naive silu ---------------------------------------------------
+
+UNUSED_KNOB = REWRITE.replace("VEC = { default = 8, values = [1, 2, 4, 8] }",
+                              "VEC = { default = 8, values = [1, 2, 4, 8] }\n"
+                              "UNROLL = { default = 1, values = [1, 2, 4] }")
+
+
+def test_naive_silu_rewrite_through_refusals_becomes_the_best(
+        tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    assert UNUSED_KNOB != REWRITE
+    llm_server.script([Reply.text("Vectorize the loads and stores; use 16-byte accesses."),
+                       Reply.text(UNUSED_KNOB), Reply.text(REWRITE)])
+    rig = naive_rig(tmp_path, llm_server, rewrite_recording())
+    st = loop.run(rig.ctx)
+
+    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite"]
+    assert [r.decision.action for r in st.records] == ["tune", "rewrite", "stop"]
+    assert st.records[1].space == {"BLOCK": [64, 128, 256, 512, 1024]}
+    assert st.records[1].decision.route == "designer" and st.records[1].decision.guidance
+    rewrite = st.records[2]
+    assert rewrite.variant["source"] == rewrite_code() and rewrite.variant["origin"] == "llm"
+    assert rewrite.space == {"BLOCK": [64, 128, 256, 512, 1024], "VEC": [1, 2, 4, 8]}
+    assert rewrite.search["evaluated"] == 20 and rewrite.search["verified"] == 20
+    # verified at every shape, the odd one included, and accepted side by side
+    assert rewrite.candidate is not None and rewrite.candidate.verified
+    assert rewrite.decision.accepted and rewrite.best_after == rewrite.candidate
+    odd = [m["shape"] for c in rig.store.candidates(rig.run_id, 2) for m in c.measurements]
+    assert odd.count("odd") == 20
+    assert st.best_variant.source == rewrite_code() and st.best.params["VEC"] == 8
+    baseline = st.records[0].best_after
+    assert baseline is not None and baseline.objective_us and st.best.objective_us
+    assert st.best.objective_us < 0.7 * baseline.objective_us
+    # three coder calls, the refusals fed back in order
+    outcomes = [c.outcome for c in rewrite.llm_calls]
+    assert len(outcomes) == 3 and outcomes[2] == "ok", outcomes
+    assert outcomes[0].startswith("refused: the reply has no code block")
+    assert outcomes[1].startswith("refused: declared but unused: UNROLL")
+    assert len(llm_server.requests) == 3
+    assert "the reply has no code block" in user_messages(llm_server.requests[1])
+    assert "declared but unused: UNROLL" in user_messages(llm_server.requests[2])
+    assert "declared but unused" not in user_messages(llm_server.requests[1])
+    # the request is PRAGMA's: the naive code, its profile and the conductor's guidance
+    first = user_messages(llm_server.requests[0])
+    assert "blockDim.x" in first and "memory_latency" in first
+    assert all(g in first for g in st.records[1].decision.guidance)
+    assert session.summary(rig.ctx, st)["llm_tokens"] > 0
+
+
+# --- C: rate limits and timeouts ------------------------------------------------------------
+
+def test_rate_limit_is_retried_by_the_client(tmp_path: Path,
+                                             llm_server: FakeLLMServer) -> None:
+    llm_server.script([Reply.rate_limited(0), Reply.text(REWRITE)])
+    rig = naive_rig(tmp_path, llm_server, rewrite_recording(),
+                    llm={"max_retries": 2, "timeout_s": 2.0})
+    st = loop.run(rig.ctx)
+
+    rewrite = st.records[2]
+    assert len(rewrite.llm_calls) == 1
+    call = rewrite.llm_calls[0]
+    assert (call.outcome, call.attempts) == ("ok", 2)
+    assert len(llm_server.requests) == 2 and rewrite.coder_error == ""
+    assert st.best_variant.source == rewrite_code()
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_timeout_fails_the_round_and_the_loop_goes_on(tmp_path: Path, retries: int,
+                                                      llm_server: FakeLLMServer) -> None:
+    slow = Reply.slow(3.0, Reply.text(REWRITE))
+    llm_server.script([slow] * (retries + 1) + [Reply.text(REWRITE)])
+    rig = naive_rig(tmp_path, llm_server, rewrite_recording(),
+                    llm={"max_retries": retries, "timeout_s": 0.25})
+    st = loop.run(rig.ctx)
+
+    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite", "rewrite"]
+    failed = st.records[2]
+    assert failed.candidate is None and failed.variant == {"name": "(none)"}
+    assert "unavailable" in failed.coder_error and "no answer within" in failed.coder_error
+    assert [(c.outcome.split(":")[0], c.attempts) for c in failed.llm_calls] == [
+        ("unavailable", retries + 1)]
+    assert llm_server.base_url not in failed.coder_error  # the endpoint stays out of traces
+    assert failed.best_after == failed.best_before  # nothing changed hands
+    assert (failed.decision.action, failed.decision.route) == ("rewrite", "designer")
+    assert rig.store.rounds(rig.run_id)[2] == (2, "done")
+    # the next rewrite got its answer and the run ended with a stop
+    assert st.records[3].decision.accepted
+    assert st.records[-1].decision.action == "stop"
+    assert st.best_variant.source == rewrite_code()
+
+
+# --- D: a wrong answer goes back to the coder ----------------------------------------------
+
+def test_wrong_answer_candidate_is_routed_back_to_the_coder(
+        tmp_path: Path, llm_server: FakeLLMServer) -> None:
+    fixed = REWRITE.replace("// silu_and_mul rewritten", "// silu_and_mul (repaired) rewritten")
+    llm_server.script([Reply.text(REWRITE), Reply.text(fixed)])
+    rig = naive_rig(tmp_path, llm_server, with_status(rewrite_recording(), Status.WRONG_ANSWER))
+    rig.backend.recordings[text_hash(rewrite_code(fixed))] = rewrite_recording()
+    rig.backend.profiles[text_hash(rewrite_code(fixed))] = load_profile("bandwidth_ok")
+    st = loop.run(rig.ctx)
+
+    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite", "repair"]
+    wrong = st.records[2]
+    assert wrong.candidate is None and not wrong.decision.accepted
+    assert wrong.search["verified"] == 0 and wrong.search["evaluated"] == 20
+    assert wrong.best_after == wrong.best_before == st.records[1].best_after
+    d = wrong.decision
+    assert (d.action, d.route) == ("repair", "coder")
+    assert len(d.guidance) == 1 and "wrong_answer" in d.guidance[0]
+    assert "planted wrong_answer" in d.guidance[0]
+    assert any("no verified candidate" in b.text for b in d.analysis)
+    # the repair request carries the failure and the failed code; the fix becomes the best
+    repair = user_messages(llm_server.requests[1])
+    assert "planted wrong_answer" in repair and "rewritten as a template" in repair
+    assert st.records[3].decision.accepted
+    assert st.best_variant.source == rewrite_code(fixed)
+
+
+# --- F (through the loop): verified at the tuned shapes, wrong at the check shape ----------
+
+FAST: dict[str, Any] = {"BLOCK": 128, "VEC": 2, "ROWS": 4}  # recorded 97.8 µs; planted 0.6x
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["control", "fails-at-odd"])
+def test_candidate_wrong_at_the_check_shape_is_never_the_best(tmp_path: Path,
+                                                              broken: bool) -> None:
+    recording = scaled(silu(), FAST, 0.6)
+    if broken:
+        recording = failing_at(recording, FAST, "odd")
+    source = TEMPLATED.with_name("silu_and_mul.cu").read_text()
+    rig = make_rig(tmp_path, TEMPLATED, {source: recording}, {source: "silu_and_mul"})
+    st = loop.run(rig.ctx)
+
+    tuned = st.records[1]
+    assert tuned.decision.accepted
+    if not broken:  # the control: the planted point is by far the fastest, and wins
+        assert st.best.params == FAST
+        return
+    assert st.best.params != FAST and all(
+        r.best_after is None or r.best_after.params != FAST for r in st.records)
+    row = next(c for c in rig.store.candidates(rig.run_id, 1) if c.params == FAST)
+    assert row.status == "wrong_answer" and not row.verified
+    assert tuned.search["failed"] == {"wrong_answer": 1}
+
+
+# --- E: kill and resume --------------------------------------------------------------------
+
+SCRIPT = """\
+import os, signal, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from pragma_ncu.tune import loop
+from tests.unit.test_tune_loop import resumable_rig
+
+rig = resumable_rig(Path({tmp!r}), {run_id!r})
+store = rig.store
+kill_round, kill_rows = {kill_round!r}, {kill_rows!r}
+if kill_rows is None:  # right after the round is stored
+    close_round = store.close_round
+    def closing(run_id, n, action, record):
+        close_round(run_id, n, action, record)
+        if n == kill_round:
+            os.kill(os.getpid(), signal.SIGKILL)
+    store.close_round = closing
+else:  # in the middle of the round (begun, not closed): after its kill_rows-th candidate row
+    add_candidate = store.add_candidate
+    seen = []
+    def adding(run_id, n, *args, **kw):
+        out = add_candidate(run_id, n, *args, **kw)
+        seen.append(n)
+        if seen.count(kill_round) == kill_rows:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return out
+    store.add_candidate = adding
+loop.run(rig.ctx)
+print("finished without being killed")
+"""
+# the copy-ceiling target is out of reach, so the run goes on past its first search
+RESUME_POLICY = Policy(target_fraction=1.5, max_rounds=4)
+
+
+def resumable_rig(tmp: Path, run_id: str | None = None) -> Rig:
+    """The run that is killed and resumed: the templated silu, a retune after the search."""
+    return templated_rig(tmp, policy=RESUME_POLICY, run_id=run_id, save_profiles=True)
+
+
+def _killed_run(tmp: Path, kill_round: int, kill_rows: int | None) -> str:
+    """Start the run in a child that SIGKILLs itself at the given point; its run id."""
+    with Store.open(tmp / "runs.sqlite") as store:
+        run_id = store.create_run("silu_and_mul", str(TEMPLATED), {}, "simulated H200")
+    script = tmp / "killed.py"
+    script.write_text(SCRIPT.format(root=str(ROOT), tmp=str(tmp), run_id=run_id,
+                                    kill_round=kill_round, kill_rows=kill_rows))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trace, int]:
+    """The same run, never interrupted: its trace and its number of round-2 candidate rows."""
+    rig = resumable_rig(tmp_path_factory.mktemp("whole"))
+    st = loop.run(rig.ctx)
+    return trace(st.records), len(rig.store.candidates(rig.run_id, 2))
+
+
+@pytest.mark.parametrize(("kill_round", "kill_rows"), [(1, None), (2, 3), (0, 1)],
+                         ids=["after-round-1", "inside-round-2", "inside-baseline"])
+def test_killed_run_resumes_to_the_same_result(tmp_path: Path, kill_round: int,
+                                               kill_rows: int | None,
+                                               uninterrupted: tuple[Trace, int]) -> None:
+    expected, round2_rows = uninterrupted
+    # the run: search (accepted), a retune of VEC up to 16 whose winner is the same point as
+    # the best (within noise: not accepted), then stop; the kills land before its end
+    assert [(a, d, ok) for _, a, d, ok, _ in expected] == [
+        ("baseline", "tune", False), ("tune", "retune", True), ("retune", "stop", False)]
+    run_id = _killed_run(tmp_path, kill_round, kill_rows)
+
+    rig = resumable_rig(tmp_path, run_id)
+    done = [(n, "done") for n in range(kill_round if kill_rows else kill_round + 1)]
+    if kill_rows:  # begun, not closed: its rows so far are in the store
+        assert rig.store.rounds(run_id) == [*done, (kill_round, "running")]
+        assert len(rig.store.candidates(run_id, kill_round)) == kill_rows
+    else:
+        assert rig.store.rounds(run_id) == done
+    state = session.load_state(rig.ctx)
+    assert rig.store.rounds(run_id) == done  # the interrupted round was discarded
+    if kill_rows:
+        assert rig.store.candidates(run_id, kill_round) == []
+    if done:
+        assert state is not None and len(state.records) == len(done)
+        assert state.diagnosis is not None  # re-read from the best's stored profile
+    else:
+        assert state is None  # nothing finished: the run starts over with its baseline
+
+    st = loop.run(rig.ctx, state)
+    assert trace(st.records) == expected
+    assert rig.store.rounds(run_id) == [(n, "done") for n in range(len(expected))]
+    assert [n for n, _, _ in rig.store.decisions(run_id)] == list(range(len(expected)))
+    assert len(rig.store.candidates(run_id, 0)) == 1
+    assert len(rig.store.candidates(run_id, 2)) == round2_rows  # nothing twice
