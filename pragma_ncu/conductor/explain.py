@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pragma_ncu.diagnose.engine import Knowledge
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.records import Bullet, Citation, KernelState
 
@@ -91,14 +92,36 @@ def _findings(d: Diagnosis | None) -> Iterator[Bullet]:
                      f"{f.summary}{rules}", values, cites)
 
 
-def citations(d: Diagnosis | None, bullets: Iterable[Bullet]) -> tuple[Citation, ...]:
-    """The compendium entries of the metrics the bullets state."""
-    if d is None:
-        return ()
-    named = {m for b in bullets for m in b.values} | {DRAM_PCT}
-    named |= {c for b in bullets for c in b.cites}
-    return tuple(Citation(c.metric, c.entry, c.title, c.meaning, c.source)
-                 for c in d.citations if c.metric in named or c.entry in named)
+def citations(d: Diagnosis | None, bullets: Sequence[Bullet],
+              knowledge: Knowledge | None = None) -> tuple[Citation, ...]:
+    """The compendium entries of the profiler metrics the bullets state (looked up in
+    `knowledge`), and those the diagnosis cited for them."""
+    out: dict[str, Citation] = {}
+    if d is not None:
+        named = {m for b in bullets for m in b.values} | {c for b in bullets for c in b.cites}
+        for c in d.citations:
+            if c.metric in named or c.entry in named:
+                out.setdefault(c.metric, Citation(c.metric, c.entry, c.title, c.meaning,
+                                                  c.source))
+    if knowledge is not None:
+        for metric in (m for b in bullets for m in b.values if is_metric(m)):
+            entry = None if metric in out else knowledge.lookup(metric)
+            if entry is not None:
+                out[metric] = Citation(metric, entry.name, entry.title, entry.meaning,
+                                       entry.sources[0] if entry.sources else "")
+    return tuple(out.values())
+
+
+def with_cites(bullets: Iterable[Bullet], cited: Sequence[Citation]) -> tuple[Bullet, ...]:
+    """Each bullet citing the entries of the metrics it states."""
+    entry = {c.metric: c.entry for c in cited}
+    return tuple(Bullet(b.text, b.values, tuple(dict.fromkeys(
+        (*b.cites, *(entry[m] for m in b.values if m in entry))))) for b in bullets)
+
+
+def is_metric(name: str) -> bool:
+    """A profiler metric name (ncu's `unit__counter...`), not a derived label."""
+    return "__" in name and " " not in name
 
 
 def guidance(d: Diagnosis | None) -> tuple[str, ...]:

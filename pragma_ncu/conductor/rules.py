@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pragma_ncu.conductor import explain
+from pragma_ncu.diagnose.engine import Knowledge
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
 from pragma_ncu.spec import Param
@@ -57,10 +58,12 @@ class Situation:
     history: tuple[Decision, ...] = ()  # earlier decisions, oldest first
 
 
-def decide(s: Situation, policy: Policy) -> Decision:
-    """The next action after a round, with the analysis that justifies it."""
+def decide(s: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
+    """The next action after a round, with the analysis that justifies it; with `knowledge`
+    (the compendium) every profiler metric a bullet states is cited."""
     analysis = tuple(explain.analysis(s, policy))
-    citations = explain.citations(s.diagnosis, analysis)
+    citations = explain.citations(s.diagnosis, analysis, knowledge)
+    analysis = explain.with_cites(analysis, citations)
     base = Decision(round=s.round, action="stop", reason="", accepted=s.accepted,
                     acceptance=s.acceptance, speedup_vs_best=s.speedup, analysis=analysis,
                     citations=citations)

@@ -151,7 +151,7 @@ def baseline(ctx: Context) -> State:
     _store_point(ctx, 0, variant, point, best)
     situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
                           spec.params)
-    decision = decide(situation, ctx.options.policy)
+    decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(0, "baseline", variant.to_json(), _space(spec), {}, None, best, best,
                          decision, wall_s=ctx.backend.clock() - start)
     ctx.store.close_round(ctx.run_id, 0, decision.action, record.to_json())
@@ -174,7 +174,7 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
         outcome.acceptance.accepted, outcome.acceptance.reason, outcome.acceptance.speedup,
         diagnosis, _params_of(ctx, st, best_after, variant), outcome.failure,
         outcome.failure_text, st.history)
-    decision = decide(situation, ctx.options.policy)
+    decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
