@@ -19,6 +19,7 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.report import tune as tables
+from pragma_ncu.report.trace import resolve_run
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import TaskSpec
@@ -161,19 +162,14 @@ def _open_store(path: Path) -> Store:
 
 
 def _resumed(store: Store, wanted: str) -> tuple[str, dict[str, Any]]:
-    runs = store.runs()
-    if wanted in ("last", "latest") and runs:
-        found = [runs[-1]]
-    else:
-        found = [r for r in runs if r.id.startswith(wanted)]
-    if len(found) != 1:
-        known = ", ".join(r.id for r in runs[-5:]) or "none"
-        raise click.ClickException(f"--resume {wanted!r} matches {len(found)} runs in "
-                                   f"{store.path} (latest: {known})")
-    if found[0].status == "done":
-        raise click.ClickException(f"run {found[0].id} is already done; see `pragma-ncu trace "
-                                   f"{found[0].id}`")
-    return found[0].id, found[0].config
+    try:
+        run = resolve_run(store, wanted)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    if run.status == "done":
+        raise click.ClickException(f"run {run.id} is already done; see `pragma-ncu trace "
+                                   f"{run.id}`")
+    return run.id, run.config
 
 
 def _llm_config(settings: Settings, model: str | None, base_url: str | None,

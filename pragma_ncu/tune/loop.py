@@ -284,10 +284,16 @@ def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
 def _evaluator(ctx: Context, cache: dict[str, tuple[TaskSpec, Evaluator]],
                variant: Variant) -> tuple[TaskSpec, Evaluator]:
     if variant.key not in cache:
-        spec = (ctx.spec if variant.origin == "original" and not variant.overlay else
-                variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants"))
+        spec = spec_of(ctx, variant)
         cache[variant.key] = (spec, ctx.backend.evaluator(spec))
     return cache[variant.key]
+
+
+def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
+    """The spec a variant is built and checked with (the user's own for the original)."""
+    if variant.origin == "original" and not variant.overlay:
+        return ctx.spec
+    return variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
 
 
 def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,

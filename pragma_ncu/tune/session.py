@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu.coder.template import standalone
-from pragma_ncu.coder.variant import Variant, variant_spec
+from pragma_ncu.coder.variant import Variant
 from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.profile.model import profile_from_json
 from pragma_ncu.records import RoundRecord
-from pragma_ncu.tune.loop import Context, State
+from pragma_ncu.tune.loop import Context, State, spec_of
 
 
 def load_state(ctx: Context) -> State | None:
@@ -70,8 +70,7 @@ def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:
     """The historical best as a standalone .cu (parameters as #defines) and as its template."""
     out_dir.mkdir(parents=True, exist_ok=True)
     variant = st.best_variant
-    spec = (ctx.spec if variant.origin == "original" and not variant.overlay else
-            variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants"))
+    spec = spec_of(ctx, variant)
     stem = ctx.spec.source_path.name.split(".")[0]
     best = out_dir / f"{stem}.best.cu"
     best.write_text(standalone(spec, dict(st.best.params), variant.source))

@@ -54,7 +54,7 @@ def test_a_kernel_that_does_not_compile_is_a_clear_error(no_gpu: Path) -> None:
 def test_resume_of_an_unknown_run_is_a_clear_error(no_gpu: Path) -> None:
     res = CliRunner().invoke(cli, ["tune", "--resume", "nope", "--store",
                                    str(no_gpu / "runs.sqlite")])
-    assert res.exit_code == 1 and "matches 0 runs" in res.output
+    assert res.exit_code == 1 and "no run 'nope'" in res.output
 
 
 def test_no_kernel_and_no_resume_is_a_usage_error(no_gpu: Path) -> None:
