@@ -1,0 +1,1 @@
+"""The CPU side (issue 8, in progress): readers of Linux perf and valgrind/cachegrind output."""
