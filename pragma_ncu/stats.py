@@ -35,6 +35,11 @@ class TimingStats:
         return 100.0 * 1.58 * self.iqr_us / math.sqrt(self.reps) / self.median_us
 
 
+def geomean(values: Sequence[float]) -> float:
+    """The geometric mean of positive values (the objective over shapes of unequal size)."""
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def quantile(sorted_values: Sequence[float], q: float) -> float:
     """Linear-interpolation quantile of already sorted values."""
     if not sorted_values:

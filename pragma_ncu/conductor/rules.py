@@ -17,7 +17,7 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pragma_ncu.conductor import explain
 from pragma_ncu.diagnose.engine import Knowledge
@@ -216,8 +216,6 @@ def _note(s: Situation, policy: Policy, force: bool = False) -> str:
 
 
 def _with(base: Decision, action: str, reason: str, **changes: object) -> Decision:
-    from dataclasses import replace
-
     return replace(base, action=action, reason=reason, **changes)  # type: ignore[arg-type]
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.records import KernelState
+from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.model import Retest
 
 # The metrics shown side by side for the best and the candidate (when the profile has them).
@@ -50,7 +50,7 @@ def copy_fraction(retest: Retest) -> float | None:
     ratios = [s.copy_us / s.median_us for s in retest.shapes if s.copy_us and s.median_us > 0]
     if not ratios or len(ratios) != len(retest.shapes):
         return None
-    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return geomean(ratios)
 
 
 def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,

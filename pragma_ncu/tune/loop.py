@@ -14,7 +14,7 @@ from typing import Any
 
 from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
-from pragma_ncu.coder.variant import Variant, variant_spec
+from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
 from pragma_ncu.conductor.accept import Acceptance, accept
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
@@ -132,7 +132,7 @@ def variant_checker(spec: TaskSpec, base: dict[str, Any], run_dir: Path,
 def baseline(ctx: Context) -> State:
     """Round 0: the original kernel at its defaults, verified everywhere, re-tested, profiled."""
     ctx.store.begin_round(ctx.run_id, 0)
-    variant = Variant("original", ctx.spec.source_path.name, ctx.spec.source_path.read_text())
+    variant = original_variant(ctx.spec)
     spec, evaluator = _evaluator(ctx, {}, variant)
     point = dict(spec.default_params())
     start = ctx.backend.clock()
@@ -219,7 +219,7 @@ def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Out
 def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskSpec,
              evaluator: Evaluator, winner: Retest, result: SearchResult,
              space: dict[str, list[Any]], search: dict[str, Any]) -> _Outcome:
-    best_spec, best_eval = _evaluator(ctx, st.evaluators, st.best_variant)
+    _, best_eval = _evaluator(ctx, st.evaluators, st.best_variant)
     best_point = dict(st.best.params)
     cand = Entrant(evaluator, dict(winner.point), evaluator.build(dict(winner.point)))
     best = Entrant(best_eval, best_point, best_eval.build(best_point), is_best=True)

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.space import Point, point_key
 
 SEARCH_STATUSES = ("ok", "infeasible", "compile_error", "kernel_not_found")
@@ -79,7 +80,7 @@ def geomean_us(measurements: Sequence[Measurement]) -> float | None:
              if m.status is Status.OK and m.timing is not None]
     if not times or len(times) != len(measurements) or min(times) <= 0:
         return None
-    return math.exp(sum(math.log(t) for t in times) / len(times))
+    return geomean(times)
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class Retest:
     def objective(self) -> float | None:
         if self.status != "ok" or not self.shapes:
             return None
-        return math.exp(sum(math.log(s.median_us) for s in self.shapes) / len(self.shapes))
+        return geomean([s.median_us for s in self.shapes])
 
     def at(self, shape: str) -> ShapeTime | None:
         return next((s for s in self.shapes if s.shape == shape), None)
