@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
@@ -56,6 +56,33 @@ class DeviceInfo:
     @property
     def driver(self) -> str:
         return f"{self.driver_version // 1000}.{self.driver_version % 1000 // 10}"
+
+    @property
+    def cache_key(self) -> str:
+        """Identifies this GPU and driver in caches of measured facts (the copy ceiling)."""
+        return f"{self.uuid}:{self.driver_version}"
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The host a CPU worker (`python -m pragma_ncu.worker --cpu`) runs on."""
+
+    name: str
+    cores: int  # CPUs the worker may run on (its affinity)
+    llc_bytes: int  # the largest cache
+    l1d_bytes: int
+    memory_bytes: int
+    machine: str  # e.g. x86_64
+    kernel: str  # the OS kernel release
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> HostInfo:
+        return HostInfo(**{k: data[k] for k in HostInfo.__dataclass_fields__})
+
+    @property
+    def cache_key(self) -> str:
+        """Identifies this host in caches of measured facts (the copy ceiling)."""
+        return f"{self.name}:{self.cores}"
 
 
 class WorkerDied(Exception):
@@ -143,12 +170,16 @@ class Runner:
     """Evaluates candidates in a worker; a candidate's crash or hang is a status, not an error."""
 
     def __init__(self, command: Sequence[str], timeout_s: float = 60.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 describe: Callable[[dict[str, Any]], Any] = DeviceInfo.from_json) -> None:
+        """`describe` turns the worker's hello into its device noun: DeviceInfo.from_json for the
+        GPU worker, HostInfo.from_json for the CPU worker (`... -m pragma_ncu.worker --cpu`)."""
         self.command = list(command)
         self.timeout_s = timeout_s
         self.env = env
+        self.describe = describe
         self.worker: WorkerProcess | None = None
-        self.device: DeviceInfo | None = None
+        self.device: Any = None  # what `describe` made of the last hello
         self.starts = 0
 
     def __enter__(self) -> Runner:
@@ -178,7 +209,7 @@ class Runner:
             self.worker.close()
             self.worker = None
             raise NoGPUError(str(answer.get("error", answer)))
-        self.device = DeviceInfo.from_json(answer["device"])
+        self.device = self.describe(answer["device"])
         return self.worker
 
     @property
@@ -186,8 +217,9 @@ class Runner:
         """Workers started after the first (each one after a crash, hang or sticky error)."""
         return max(0, self.starts - 1)
 
-    def hello(self) -> DeviceInfo:
-        """Start a worker (if none is running) and return the device it opened."""
+    def hello(self) -> Any:
+        """Start a worker (if none is running) and return the device it opened: a DeviceInfo,
+        or whatever `describe` makes (a HostInfo for the CPU worker)."""
         self._ensure()
         assert self.device is not None
         return self.device

@@ -2,6 +2,9 @@
 
 The protocol channel is the original stdout; file descriptor 1 is then pointed at stderr, so
 anything a kernel or a library prints (device printf included) cannot corrupt the channel.
+
+`python -m pragma_ncu.worker --cpu` serves the same protocol for C kernels in shared objects
+(`pragma_ncu.worker.cpu`): hello answers with the host's facts, and CUDA is never imported.
 """
 
 from __future__ import annotations
@@ -44,7 +47,32 @@ def _session(state: dict[str, Any], gpu: Any) -> Any:
     return state["session"]
 
 
+def _handle_cpu(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """The CPU worker's requests; its session (library and reference caches) outlives them."""
+    from pragma_ncu.worker import cpu
+
+    op = message.get("op")
+    if op == "hello":
+        if "cpu_session" not in state:
+            state["cpu_session"] = cpu.CpuSession()
+        return {"ok": True, "device": state["cpu_session"].host}
+    session = state.get("cpu_session")
+    if session is None:
+        return {"ok": False, "kind": "protocol", "error": "send hello first"}
+    if op == "evaluate":
+        result = cpu.evaluate(session, eval_request_from_dict(message))
+        return {"ok": True, "measurement": result.to_json(), "fatal": False}
+    if op == "ceiling":
+        return {"ok": True, "ceiling": cpu.ceiling(session, int(message.get("bytes",
+                                                                          cpu.CEILING_BYTES)))}
+    if op == "launch":  # it exists for ncu, which profiles GPU kernels only
+        return {"ok": False, "kind": "protocol", "error": "the CPU worker has no 'launch' op"}
+    return {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"}
+
+
 def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    if state.get("cpu"):
+        return _handle_cpu(message, state)
     op = message.get("op")
     if op == "hello":
         state["gpu"], answer = _hello()
@@ -76,7 +104,7 @@ def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     channel = _channel()
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"cpu": "--cpu" in sys.argv[1:]}
     for line in sys.stdin.buffer:
         try:
             message = json.loads(line)

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,38 +12,16 @@ from pragma_ncu import dtypes
 from pragma_ncu.measurement import OutputCheck
 from pragma_ncu.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.worker.protocol import KernelRef
+from pragma_ncu.worker.reference import ReferenceFailure as ReferenceFailure
+from pragma_ncu.worker.reference import load_function as load_function
+from pragma_ncu.worker.reference import outputs_by_name
 from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON, Workspace
+
+# ReferenceFailure and load_function live in the CUDA-free `reference` module (the CPU worker uses
+# them too); the explicit re-exports above keep `checks.ReferenceFailure` etc. working for callers.
 
 RefBuffers = dict[str, tuple[DeviceMemory, str]]  # output name -> (buffer, its dtype name)
 _REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}
-
-
-class ReferenceFailure(Exception):
-    """The reference could not be computed (import failure, exception, wrong output shape)."""
-
-
-def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
-    """Import 'file.py:func' (relative to base_dir) or 'module:func'."""
-    target, name = function.split(":")
-    try:
-        if target.endswith(".py"):
-            path = Path(base_dir or ".") / target
-            spec = importlib.util.spec_from_file_location(f"_pragma_ref_{path.stem}", path)
-            if spec is None or spec.loader is None:
-                raise ReferenceFailure(f"cannot load reference file {path}")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            if base_dir and base_dir not in sys.path:
-                sys.path.insert(0, base_dir)
-            module = importlib.import_module(target)
-    except ReferenceFailure:
-        raise
-    except Exception as exc:
-        raise ReferenceFailure(f"importing reference {function!r} failed: {exc!r}") from None
-    if not hasattr(module, name):
-        raise ReferenceFailure(f"reference module {target!r} has no function {name!r}")
-    return getattr(module, name)
 
 
 def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
@@ -63,7 +37,7 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
     except Exception as exc:
         raise ReferenceFailure(f"the reference raised {exc!r}") from None
     outs = [a for a in ws.args if a.role in ("output", "inout")]
-    by_name = _outputs_by_name(result, [a.name for a in outs])
+    by_name = outputs_by_name(result, [a.name for a in outs])
     buffers: RefBuffers = {}
     for a in outs:
         ref_dtype = _dtype(a.dtype).reference_dtype
@@ -76,23 +50,6 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
         ws.gpu.upload(mem.ptr, host)
         buffers[a.name] = (mem, _REF_NAME[ref_dtype.name])
     return buffers
-
-
-def _outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
-    if isinstance(result, dict):
-        missing = [n for n in names if n not in result]
-        if missing:
-            raise ReferenceFailure(f"the reference returned no value for {missing}")
-        return result
-    if isinstance(result, (tuple, list)):
-        if len(result) != len(names):
-            raise ReferenceFailure(f"the reference returned {len(result)} arrays, expected "
-                                   f"{len(names)} ({', '.join(names)})")
-        return dict(zip(names, result, strict=True))
-    if len(names) != 1:
-        raise ReferenceFailure(f"the reference returned one array, expected a dict or tuple of "
-                               f"{', '.join(names)}")
-    return {names[0]: result}
 
 
 def kernel_reference(ws: Workspace, ref: KernelRef) -> RefBuffers:
