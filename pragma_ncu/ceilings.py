@@ -23,14 +23,15 @@ class Ceiling:
 
 
 def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
-                refresh: bool = False) -> Ceiling:
-    """This device's ceiling from the cache, or measured now and cached."""
+                refresh: bool = False, nbytes: int = CEILING_BYTES) -> Ceiling:
+    """This device's ceiling from the cache, or measured now and cached (a CPU worker copies
+    host memory and needs no harness)."""
     device = runner.hello()
-    key = f"{device.uuid}:{device.driver_version}"
+    key = device.cache_key
     cache = _read(cache_file)
     if not refresh and key in cache:
         return Ceiling(**{**cache[key], "cached": True})
-    answer = runner.call({"op": "ceiling", "harness": harness_cubin, "bytes": CEILING_BYTES})
+    answer = runner.call({"op": "ceiling", "harness": harness_cubin, "bytes": nbytes})
     if not answer.get("ok"):
         raise RuntimeError(f"measuring the copy ceiling failed: {answer.get('error')}")
     c = answer["ceiling"]

@@ -14,6 +14,9 @@ Everything else receives a `Settings` value. Environment variables:
   none (the openai client's own default when only a key is given).
 - PRAGMA_NCU_LLM_MODEL: the model to ask; no LLM is used without it.
 - PRAGMA_NCU_LLM_API_KEY: the endpoint's key; default $OPENAI_API_KEY.
+- CC / CXX: the C and C++ compilers for CPU kernels; default `cc` / `c++` on PATH.
+- PRAGMA_NCU_PERF / PRAGMA_NCU_VALGRIND: the CPU collectors; default `perf` / `valgrind` on
+  PATH.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)  # never printed
+    cc: str | None = None  # C compiler (CPU kernels)
+    cxx: str | None = None  # C++ compiler (CPU kernels)
+    perf: str | None = None  # Linux perf (CPU counters)
+    valgrind: str | None = None  # valgrind (cachegrind: the CPU fallback collector)
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -83,4 +90,15 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         llm_base_url=env.get("PRAGMA_NCU_LLM_BASE_URL") or None,
         llm_model=env.get("PRAGMA_NCU_LLM_MODEL") or None,
         llm_api_key=env.get("PRAGMA_NCU_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
+        cc=_tool(env.get("CC"), "cc", "gcc", "clang"),
+        cxx=_tool(env.get("CXX"), "c++", "g++", "clang++"),
+        perf=_tool(env.get("PRAGMA_NCU_PERF"), "perf"),
+        valgrind=_tool(env.get("PRAGMA_NCU_VALGRIND"), "valgrind"),
     )
+
+
+def _tool(override: str | None, *names: str) -> str | None:
+    """An explicit path (or command) wins; else the first of `names` on PATH."""
+    if override:
+        return shutil.which(override) or override
+    return next((found for found in map(shutil.which, names) if found), None)

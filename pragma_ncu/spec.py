@@ -17,6 +17,13 @@ from pragma_ncu.dtypes import DType
 from pragma_ncu.errors import ExpressionError, SpecError
 
 ParamValue = int | float | bool | str
+CPU_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++")  # C/C++ sources run on the CPU
+
+
+def target_of(source: Path) -> str:
+    """'cpu' for a C/C++ source (foo.cpp, foo.c.j2), else 'gpu' (CUDA)."""
+    name = source.name.removesuffix(".j2")
+    return "cpu" if Path(name).suffix.lower() in CPU_SUFFIXES else "gpu"
 
 
 class Role(StrEnum):
@@ -123,6 +130,15 @@ class TaskSpec:
     @property
     def is_jinja(self) -> bool:
         return self.source_path.suffix == ".j2"
+
+    @property
+    def target(self) -> str:
+        """'cpu' for a C/C++ function built with the system compiler, 'gpu' for CUDA."""
+        return target_of(self.source_path)
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.target == "cpu"
 
     def compile_flags(self, params: dict[str, ParamValue]) -> tuple[str, ...]:
         """The spec's nvcc flags plus those of flag parameters at `params` (defaults elsewhere)."""

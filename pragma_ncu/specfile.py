@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import dtypes, expr
+from pragma_ncu.cpu import abi
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.spec import (
     ArgSpec,
@@ -18,6 +19,7 @@ from pragma_ncu.spec import (
     Shape,
     TaskSpec,
     Tolerance,
+    target_of,
 )
 
 _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics",
@@ -63,7 +65,9 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     source = kernel_path or spec_path.parent / source_name
     flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
     params = _parse_params(_table(data, "params", w), w)
-    launch = _parse_launch(_table(data, "launch", w, required=True), w)
+    cpu = target_of(Path(source)) == "cpu"
+    launch = (LaunchSpec(("1",), ("1",)) if cpu and "launch" not in data
+              else _parse_launch(_table(data, "launch", w, required=True), w))
     args = _parse_args(data.get("args"), w)
     shapes = _parse_shapes(data.get("shapes"), w)
     metrics = _table(data, "metrics", w)
@@ -82,6 +86,8 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     )
     _check_names(spec, w)
     _check_template_args(spec, w)
+    if cpu:
+        _check_cpu(spec, w)
     return spec
 
 
@@ -156,7 +162,7 @@ def _parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
                                 values)
             flag = value.get("flag")
             if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
-                raise SpecError(w, f"{field}.flag", "an nvcc flag such as \"--use_fast_math\" "
+                raise SpecError(w, f"{field}.flag", "a compiler flag such as \"--use_fast_math\" "
                                 "or \"-maxrregcount={}\"", flag)
             params.append(Param(name, _scalar(value["default"], w, field),
                                 tuple(_scalar(v, w, f"{field}.values") for v in values), flag))
@@ -304,6 +310,17 @@ def _check_names(spec: TaskSpec, w: str) -> None:
             if name not in params and name not in dims:
                 raise SpecError(w, f"shapes[{i}] ({shape.name})",
                                 f"a value for '{name}' (used in {field})")
+
+
+def _check_cpu(spec: TaskSpec, w: str) -> None:
+    """A C/C++ function takes C types and is found by its C name."""
+    for i, a in enumerate(spec.args):
+        if not abi.supported(a.dtype.name):
+            raise SpecError(w, f"args[{i}].dtype", "a type with a C equivalent on the CPU ("
+                            + ", ".join(abi.C_TYPES) + ")", a.dtype.name)
+    if spec.template_args:
+        raise SpecError(w, "kernel.template_args", "no template arguments: a CPU kernel is a "
+                        "C function (declare C++ ones extern \"C\")", list(spec.template_args))
 
 
 def _check_template_args(spec: TaskSpec, w: str) -> None:

@@ -120,14 +120,17 @@ def check_config(spec: TaskSpec, task: ResolvedTask, seeds: tuple[int, ...]) -> 
     return CheckConfig(seeds, tuple(tolerances), spec.tolerance.max_bad_fraction)
 
 
-def eval_request(spec: TaskSpec, task: ResolvedTask, built: BuildResult, harness: BuildResult,
-                 original: KernelRef | None = None, seeds: tuple[int, ...] = (1, 2),
+def eval_request(spec: TaskSpec, task: ResolvedTask, built: BuildResult,
+                 harness: BuildResult | None, original: KernelRef | None = None,
+                 seeds: tuple[int, ...] = (1, 2),
                  timing: TimingConfig | None = None) -> EvalRequest:
-    """Verify-and-time order for one built candidate at one resolved shape."""
+    """Verify-and-time order for one built candidate at one resolved shape (`harness` is the
+    GPU's helper cubin; None for a CPU kernel, which needs none)."""
     candidate = kernel_ref(built, task)
-    assert harness.cubin_path is not None
+    assert harness is None or harness.cubin_path is not None
     return EvalRequest(
-        harness=harness.cubin_path, candidate=candidate, task=task,
+        harness=harness.cubin_path or "" if harness is not None else "", candidate=candidate,
+        task=task,
         reference=reference_spec(spec, original or candidate),
         check=check_config(spec, task, seeds), timing=timing,
     )

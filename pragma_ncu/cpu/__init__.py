@@ -1,1 +1,2 @@
-"""The CPU side (issue 8, in progress): readers of Linux perf and valgrind/cachegrind output."""
+"""The CPU side: C/C++ kernels built with the system compiler, run through ctypes, profiled
+with Linux perf or, without hardware counters, with valgrind's cachegrind."""

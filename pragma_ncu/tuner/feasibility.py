@@ -35,6 +35,13 @@ class Limits:
     max_shared_per_sm: int
 
     @staticmethod
+    def host() -> Limits:
+        """A CPU function has no launch geometry to bound: its one "thread" always fits
+        (its spec's restrictions still apply)."""
+        big = 1 << 30
+        return Limits(1, 1, 1, big, big, big, big)
+
+    @staticmethod
     def from_device(device: DeviceInfo) -> Limits:
         return Limits(device.max_threads_per_block, device.max_threads_per_sm,
                       device.max_blocks_per_sm, device.max_registers_per_block,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu.build import BuildResult
+from pragma_ncu.build import BuildResult, KernelResources
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.tuner import feasibility
@@ -142,6 +142,20 @@ def _refill(problem: Problem, evaluator: Evaluator, strategy: Strategy, log: Sea
             want -= 1
 
 
+def _infeasible_build(problem: Problem, point: Point, res: KernelResources | None,
+                      limits: feasibility.Limits) -> tuple[feasibility.Infeasible, str] | None:
+    """A compiled kernel's resources over the GPU's limits at some shape (None for CPU
+    builds, which have no such limits), with that shape's name."""
+    if res is None:
+        return None
+    for shape in problem.all_shapes:
+        launch = problem.spec.resolve(shape, point).launch
+        infeasible = feasibility.check_build(res, launch, limits)
+        if infeasible is not None:
+            return infeasible, shape.name
+    return None
+
+
 def _evaluate(problem: Problem, evaluator: Evaluator, point: Point, built: BuildResult,
               log: SearchLog, start: float, clock: Clock) -> Evaluation:
     res = built.resources
@@ -149,17 +163,15 @@ def _evaluate(problem: Problem, evaluator: Evaluator, point: Point, built: Build
                       registers=res.registers if res else None,
                       spill_bytes=(res.spill_stores + res.spill_loads) if res else 0,
                       compile_s=built.seconds)
-    if not built.ok or res is None:
+    if not built.ok:
         log.evaluated += 1
         return _record(log, replace(base, status=built.status, message=_tail(built.log),
                                     elapsed_s=clock() - start))
-    for shape in problem.all_shapes:
-        launch = problem.spec.resolve(shape, point).launch
-        infeasible = feasibility.check_build(res, launch, evaluator.limits)
-        if infeasible is not None:
-            return _record(log, replace(base, status="infeasible", reason=infeasible.code,
-                                        message=f"{infeasible.message} at shape {shape.name}",
-                                        elapsed_s=clock() - start))
+    infeasible = _infeasible_build(problem, point, res, evaluator.limits)
+    if infeasible is not None:
+        return _record(log, replace(base, status="infeasible", reason=infeasible[0].code,
+                                    message=f"{infeasible[0].message} at shape {infeasible[1]}",
+                                    elapsed_s=clock() - start))
     log.evaluated += 1
     t0 = clock()
     measurements = _measure_all(problem.shapes, evaluator, point, built, SEARCH)
