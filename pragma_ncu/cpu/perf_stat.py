@@ -1,4 +1,5 @@
-"""Reading `perf stat` output: CSV (`-x SEP`) and JSON (`-j`), one count per event.
+"""Reading `perf stat` output: CSV (`-x SEP`), JSON (`-j`) and the default table, one count
+per event.
 
 What a count could not be is kept as such: `<not supported>` (the CPU or the virtual machine
 has no such counter) and `<not counted>` (the event never got a counter) are *missing*, never
@@ -10,7 +11,8 @@ multiplexing) is flagged: perf scales it up, so it is an estimate. Metric-only l
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 NOT_SUPPORTED = "<not supported>"
 NOT_COUNTED = "<not counted>"
@@ -55,10 +57,12 @@ class PerfStat:
 
 
 def parse(text: str, sep: str = ",") -> PerfStat:
-    """CSV or JSON, whichever `text` is."""
+    """CSV, JSON or the default table, whichever `text` is."""
     body = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if body and body[0].lstrip().startswith("{"):
         return parse_json(text)
+    if any(_TABLE_HEAD.search(ln) or _TABLE_COUNT.match(ln) for ln in body[:3]):
+        return parse_table(text)
     return parse_csv(text, sep)
 
 
@@ -75,8 +79,8 @@ def parse_csv(text: str, sep: str = ",") -> PerfStat:
                                 "(value, unit, event, ...)")
         fields += [""] * (7 - len(fields))
         value, unit, event, _runtime, pct, mvalue, munit = fields[:7]
-        if not value and not event:  # a metric-only line: ",,,,,12.3,% tma_frontend_bound"
-            if mvalue and munit:
+        if not value:  # a metric-only line ",,,,,12.3,% tma_frontend_bound", or a metric
+            if mvalue and munit:  # group's header ",225849327050,100.00,,,,TopdownL1"
                 metrics[_metric_name(munit)] = float(mvalue)
             continue
         counts.append(_count(event, value, unit, pct, mvalue, munit))
@@ -106,6 +110,58 @@ def parse_json(text: str) -> PerfStat:
                              str(obj.get("pcnt-running", "")),
                              "" if mvalue is None else str(mvalue), munit))
     return PerfStat(tuple(counts), metrics)
+
+
+# The default table: "  14,641,415,307  cycles:u  #  3.020 GHz  (74.92%)", a "#" continuation
+# line carrying another derived figure, or a metric group's line "TopdownL1  #  68.7 %  tma_...".
+_TABLE_HEAD = re.compile(r"Performance counter stats for")
+_TABLE_COUNT = re.compile(
+    r"^\s*(?P<value><not supported>|<not counted>|[\d,]+(?:\.\d+)?)\s+"
+    r"(?:(?P<unit>msec|usec|nsec|ns|us|ms|Joules|MiB|Bytes)\s+)?(?P<event>\S+)"
+    r"(?P<rest>.*)$")
+_TABLE_METRIC = re.compile(r"#\s*(?P<value>-?[\d,]*\.?\d+)\s*(?P<unit>%?\s*[^(]*?)\s*"
+                           r"(?:\((?P<pct>[\d.]+)%\))?\s*$")
+_TABLE_PCT = re.compile(r"\((?P<pct>[\d.]+)%\)\s*$")
+
+
+def parse_table(text: str) -> PerfStat:
+    """`perf stat` without -x or -j: the human table (thousands separators as in the C locale;
+    "(74.92%)" at a line's end is the share of the run its counter was on)."""
+    counts: list[PerfCount] = []
+    metrics: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#") or "seconds time elapsed" in line \
+                or "seconds user" in line or "seconds sys" in line or _TABLE_HEAD.search(line):
+            continue
+        m = _TABLE_COUNT.match(line)
+        if m is None or m.group("event") == "#":
+            _table_metric(line, metrics)
+            pct = _TABLE_PCT.search(line)  # a continuation line ends its count's line
+            if pct and counts and counts[-1].running_pct is None:
+                counts[-1] = replace(counts[-1], running_pct=float(pct.group("pct")))
+            continue
+        rest = m.group("rest")
+        derived = _TABLE_METRIC.search(rest)
+        pct = _TABLE_PCT.search(rest)
+        mvalue = munit = ""
+        if derived is not None:
+            mvalue, munit = derived.group("value").replace(",", ""), derived.group("unit")
+            _table_metric(rest, metrics)
+        counts.append(_count(m.group("event"), m.group("value").replace(",", ""),
+                             m.group("unit") or "", pct.group("pct") if pct else "", mvalue,
+                             munit.strip()))
+    if not counts and not metrics:
+        raise PerfStatError("no counts found: not `perf stat` output")
+    return PerfStat(tuple(counts), metrics)
+
+
+def _table_metric(line: str, metrics: dict[str, float]) -> None:
+    """A "#  68.7 %  tma_backend_bound" figure is a named metric; "#  3.020 GHz" is not."""
+    m = _TABLE_METRIC.search(line)
+    if m is not None and m.group("unit").startswith("%"):
+        name = m.group("unit").lstrip("%").strip()
+        if name and " " not in name:
+            metrics[name] = float(m.group("value").replace(",", ""))
 
 
 def _count(event: str, value: str, unit: str, pct: str, mvalue: str, munit: str) -> PerfCount:
