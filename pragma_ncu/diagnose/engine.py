@@ -1,16 +1,19 @@
 """diagnose(): one kernel's profile -> a Diagnosis with ranked findings, each citing the
-compendium entries of the metrics it rests on."""
+compendium entries of the metrics it rests on. CPU profiles (perf or cachegrind metrics) go to
+pragma_ncu.diagnose.cpu; everything here reads ncu's metrics."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
-
 from pragma_ncu.diagnose import signals as sig
+from pragma_ncu.diagnose.cite import MAX_ACTIONS, Knowledge, actions_for, cite, hot_lines
+from pragma_ncu.diagnose.cpu import diagnose_cpu, is_cpu
 from pragma_ncu.diagnose.detectors import DETECTORS, Context
-from pragma_ncu.diagnose.model import Citation, Diagnosis, Finding, Roofline
-from pragma_ncu.knowledge.schema import MetricEntry, Strategy
-from pragma_ncu.profile.model import KernelProfile, RuleResult, SourceLine
+from pragma_ncu.diagnose.model import Diagnosis, Finding, Roofline
+from pragma_ncu.profile.model import KernelProfile, RuleResult
+
+# Re-exported: callers import these from the engine (cite, Knowledge) as before.
+__all__ = ["MAX_ACTIONS", "MIN_SCORE", "RULE_CLASSES", "Knowledge", "cite", "diagnose",
+           "ranked_guidance", "roofline_of"]
 
 # ncu rule identifiers -> the bottleneck classes they speak to.
 RULE_CLASSES: dict[str, tuple[str, ...]] = {
@@ -30,21 +33,15 @@ RULE_CLASSES: dict[str, tuple[str, ...]] = {
     "SOLBottleneck": ("memory_bandwidth", "memory_latency"),
     "MemoryL2Compression": (),
 }
-MAX_ACTIONS = 3
 MIN_SCORE = 0.02
-
-
-class Knowledge(Protocol):
-    """What diagnose needs from the compendium (pragma_ncu.knowledge.compendium.Compendium)."""
-
-    def lookup(self, metric: str) -> MetricEntry | None: ...
-
-    def strategies_for(self, bottleneck: str) -> list[Strategy]: ...
 
 
 def diagnose(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
              source_file: str | None = None) -> Diagnosis:
-    """Rank the causes of lost time for one profiled kernel."""
+    """Rank the causes of lost time for one profiled kernel (a GPU kernel's ncu metrics, or a
+    CPU function's perf / cachegrind metrics)."""
+    if is_cpu(k):
+        return diagnose_cpu(k, knowledge, ceiling_gbps, source_file)
     ctx = Context.of(k)
     found = [f for f in (detect(ctx) for detect in DETECTORS) if f and f.score >= MIN_SCORE]
     found.sort(key=lambda f: -f.score)
@@ -55,17 +52,16 @@ def diagnose(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None 
     return Diagnosis(
         kernel=k.name, classification=findings[0].bottleneck if findings else "none",
         roofline=roofline, findings=findings, guidance=ranked_guidance(k.rules),
-        hotspots=_hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited,
+        hotspots=hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited,
     )
 
 
 def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...]) -> Finding:
-    actions = [a for s in knowledge.strategies_for(f.bottleneck) for a in s.actions]
     matching = tuple(dict.fromkeys(r.rule for r in rules
                                    if f.bottleneck in RULE_CLASSES.get(r.rule, ())
                                    and r.kind in ("OPT", "WRN")))
     return Finding(f.bottleneck, f.title, round(f.score, 4), f.summary, f.evidence,
-                   tuple(dict.fromkeys(actions))[:MAX_ACTIONS], matching)
+                   actions_for(f.bottleneck, knowledge), matching)
 
 
 def roofline_of(k: KernelProfile, ceiling_gbps: float | None) -> Roofline:
@@ -90,24 +86,3 @@ def ranked_guidance(rules: tuple[RuleResult, ...]) -> tuple[RuleResult, ...]:
     the ranking."""
     advice = [r for r in rules if r.kind in ("OPT", "WRN", "ERR")]
     return tuple(sorted(advice, key=lambda r: -(r.speedup if r.speedup is not None else -1)))
-
-
-def cite(metrics: Iterable[str], knowledge: Knowledge) -> tuple[tuple[Citation, ...],
-                                                                  tuple[str, ...]]:
-    citations, uncited = [], []
-    for metric in dict.fromkeys(metrics):
-        entry = knowledge.lookup(metric)
-        if entry is None:
-            uncited.append(metric)
-            continue
-        citations.append(Citation(metric, entry.name, entry.title, entry.meaning,
-                                  entry.sources[0] if entry.sources else ""))
-    return tuple(citations), tuple(uncited)
-
-
-def _hot_lines(lines: tuple[SourceLine, ...], source_file: str | None) -> tuple[SourceLine, ...]:
-    """The kernel's own file first (inlined header lines would otherwise crowd it out)."""
-    if not source_file:
-        return lines
-    own = tuple(s for s in lines if s.file == source_file)
-    return own + tuple(s for s in lines if s.file != source_file)

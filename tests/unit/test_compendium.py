@@ -91,7 +91,8 @@ def test_every_curated_file_loads_and_is_non_empty() -> None:
     entries, strategies, gpus = load_curated(KNOWLEDGE)
     files = sorted(p.stem for p in (KNOWLEDGE / "metrics").glob("*.toml"))
     assert files == sorted({"speed_of_light", "memory", "occupancy_launch", "warp_stalls",
-                            "scheduler_instructions", "tensor_core", "perf_topdown"})
+                            "scheduler_instructions", "tensor_core", "perf_topdown",
+                            "cachegrind"})
     assert {e.group for e in entries} == set(files)
     assert strategies and gpus
 
