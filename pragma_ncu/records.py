@@ -42,6 +42,7 @@ class KernelState:
     findings: tuple[dict[str, Any], ...] = ()  # bottleneck, title, score, summary, evidence
     profile_path: str = ""
     profile_shape: str = ""
+    profiler: str = ""  # what collected the profile: ncu, perf, or cachegrind (simulated)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

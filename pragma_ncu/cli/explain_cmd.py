@@ -9,7 +9,7 @@ import click
 
 from pragma_ncu.cli.common import emit_json
 from pragma_ncu.cli.knowledge_cmd import load_compendium
-from pragma_ncu.cli.profile_cmd import do_profile, profile_options
+from pragma_ncu.cli.profile_cmd import do_cpu_profile, do_profile, profile_options
 from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.errors import PragmaError
@@ -17,6 +17,7 @@ from pragma_ncu.profile.model import KernelProfile, Profile
 from pragma_ncu.profile.read import read_report
 from pragma_ncu.report.explain import explain_markdown, explain_text
 from pragma_ncu.settings import load_settings
+from pragma_ncu.spec import target_of
 
 
 @click.command()
@@ -38,7 +39,10 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
 
     TARGET is a .ncu-rep (any program's, one or many kernels), a profile.json written by
     `profile`, a folder of `ncu --csv` exports (raw.csv, details.csv, source.csv), or a .cu
-    file with its spec (profiled first, with the --shape/--param/... options).
+    file with its spec (profiled first, with the --shape/--param/... options). A C/C++ file
+    (.c, .cpp) is verified, timed and profiled on the CPU with perf, or with cachegrind where
+    the CPU's counters cannot be read; its verdict names the dominant top-down category, or
+    the dominant simulated miss or mispredict cause.
     """
     profile = _load(target, reader, spec, shape, params, arch, metrics, sections, source, out,
                     timeout, fmt)
@@ -54,6 +58,9 @@ def _load(target: Path, reader: str, spec: Path | None, shape: str | None,
           params: tuple[str, ...], arch: str | None, metrics: tuple[str, ...],
           sections: tuple[str, ...], source: bool, out: Path | None, timeout: float,
           fmt: str) -> Profile:
+    if target_of(target) == "cpu":
+        return do_cpu_profile(target, spec, shape, params, out, timeout,
+                              fmt == "table" and sys.stderr.isatty()).profile
     if target.suffix == ".cu":
         run = do_profile(target, spec, shape, params, arch, metrics, sections, source, out,
                          timeout, fmt == "table" and sys.stderr.isatty())

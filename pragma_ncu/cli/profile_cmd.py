@@ -12,6 +12,7 @@ from tabulate import tabulate
 from pragma_ncu.bench import worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.cli.knowledge_cmd import load_compendium
+from pragma_ncu.cpu.run import CpuRun, cpu_runner, profile_kernel
 from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.collect import (
@@ -23,6 +24,7 @@ from pragma_ncu.profile.collect import (
 from pragma_ncu.profile.run import ProfileRun, run_profile
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import load_settings
+from pragma_ncu.spec import target_of
 
 KEY_METRICS = (
     ("duration", "gpu__time_duration.sum"),
@@ -90,9 +92,27 @@ def do_profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple
         raise click.ClickException(str(exc)) from None
 
 
+def do_cpu_profile(kernel: Path, spec: Path | None, shape: str | None,
+                   params: tuple[str, ...], out: Path | None, timeout: float,
+                   show: bool) -> CpuRun:
+    """A C/C++ kernel: verified and timed in the CPU worker, then profiled with perf (or
+    cachegrind where the CPU's counters cannot be read)."""
+    settings = load_settings()
+    task = load_task(kernel, spec)
+    chosen = pick_shapes(task, (shape,) if shape else ())[0]
+    folder = out or Path("pragma-ncu-profiles") / f"{task.kernel_name}-{chosen.name}"
+    try:
+        with cpu_runner(settings, timeout) as runner:
+            return profile_kernel(task, chosen, settings, runner, folder, parse_params(params),
+                                  progress=progress_printer(show))
+    except PragmaError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @click.command()
 @click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
-              help="The .cu file (its spec is the .toml beside it unless --spec is given).")
+              help="The .cu file, or a .c/.cpp one for the CPU (its spec is the .toml beside "
+              "it unless --spec is given).")
 @profile_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
@@ -105,9 +125,16 @@ def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[st
     the verdict (run `pragma-ncu explain` on the profile.json for the full diagnosis). Exit
     status: 0 profiled, 1 build, verification or ncu failed, 2 bad input, 3 no GPU,
     4 timing only (no permission to read GPU counters).
+    A C/C++ kernel (.c, .cpp) runs on the CPU and is profiled with Linux perf, or with
+    valgrind's cachegrind (simulated counts) where the CPU's counters cannot be read.
     """
+    show = fmt == "table" and sys.stderr.isatty()
+    if target_of(kernel) == "cpu":
+        cpu = do_cpu_profile(kernel, spec, shape, params, out, timeout, show)
+        emit_json(cpu_json(cpu)) if fmt == "json" else _print_cpu(cpu)
+        return
     run = do_profile(kernel, spec, shape, params, arch, metrics, sections, source, out, timeout,
-                     fmt == "table" and sys.stderr.isatty())
+                     show)
     if fmt == "json":
         emit_json(run_json(run))
     else:
@@ -166,6 +193,32 @@ def _print(run: ProfileRun) -> None:
         click.echo(f"\nverdict: {f.bottleneck}: {f.title} (share {f.score:.2f})")
     assert run.collection is not None
     click.echo(f"ncu took {run.collection.wall_s:.1f} s; report {run.collection.report}")
+    click.echo(f"profile: {run.profile_path}\nnext: pragma-ncu explain {run.profile_path}")
+
+
+def cpu_json(run: CpuRun) -> dict[str, object]:
+    return {"kernel": run.profile.collection.get("source_file"), "host": run.host.name,
+            "collector": run.collector.name, "collector_reason": run.collector.reason,
+            "measurements": [m.to_json() for m in run.measurements],
+            "profile_json": str(run.profile_path), "profile": run.profile.to_json()}
+
+
+def _print_cpu(run: CpuRun) -> None:
+    k = run.profile.kernels[0]
+    m = run.measurements[0]
+    click.echo(f"{k.name} @ {run.profile.collection.get('shape')} on {run.host.name}")
+    if m.timing is not None:
+        click.echo(f"verified, median {m.timing.median_us:,.1f} µs (±{m.timing.spread_pct:.1f}%)")
+    click.echo(f"profiled with {run.collector.name}"
+               + (f" (simulated: {run.collector.reason})" if run.profile.collection.get(
+                   "simulated") else ""))
+    rows = [[name, _value(metric.value if not isinstance(metric.value, str) else None,
+                          metric.unit)] for name, metric in list(k.metrics.items())[:16]]
+    click.echo(tabulate(rows, ["metric (per call)", "value"], tablefmt="simple"))
+    d = diagnose(k, load_compendium(), None, str(run.profile.collection.get("source_file")))
+    if d.findings:
+        f = d.findings[0]
+        click.echo(f"\nverdict: {f.bottleneck}: {f.title}")
     click.echo(f"profile: {run.profile_path}\nnext: pragma-ncu explain {run.profile_path}")
 
 

@@ -16,6 +16,7 @@ from pragma_ncu.cli.common import emit_json, load_task, pick_shapes, progress_pr
 from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.report import tune as tables
@@ -26,7 +27,8 @@ from pragma_ncu.spec import TaskSpec
 from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
 from pragma_ncu.toolchain import arch_flag, find_nvcc
 from pragma_ncu.tune import session
-from pragma_ncu.tune.backend import GpuBackend
+from pragma_ncu.tune.backend import Backend, GpuBackend
+from pragma_ncu.tune.cpu_backend import CpuBackend
 from pragma_ncu.tune.loop import Context, TuneOptions, variant_checker
 from pragma_ncu.tune.loop import run as run_loop
 from pragma_ncu.tuner.model import Budget
@@ -36,7 +38,8 @@ from pragma_ncu.tuner.space import Space
 
 @click.command()
 @click.option("--kernel", "kernel", type=click.Path(path_type=Path),
-              help="The .cu or .cu.j2 file (its spec is the .toml beside it unless --spec).")
+              help="The .cu (.cu.j2) file, or a C/C++ one (.c, .cpp) for the CPU; its spec "
+              "is the .toml beside it unless --spec.")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to time (repeatable; default: all). The others are verified only.")
@@ -82,7 +85,9 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
     at every shape and faster beyond noise) and decides the next step. Every round is stored
     in the run store (--resume continues an interrupted run) and `pragma-ncu trace` shows the
     reasoning. Without a GPU it checks the spec and compiles the kernel, says what a run
-    needs, and exits 0. Exit status: 0 done, 1 the original fails, 2 bad input, 3 no GPU with
+    needs, and exits 0. A C/C++ kernel runs on the CPU: the system compiler builds it (flags
+    are parameters like any other), and perf profiles it, or cachegrind where the CPU's
+    counters cannot be read. Exit status: 0 done, 1 the original fails, 2 bad input, 3 no GPU with
     --require-gpu.
     """
     settings = load_settings()
@@ -107,9 +112,9 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                                         seed=seed, jobs=settings.jobs))
     show = progress_printer(fmt == "table")
     try:
-        with Runner(worker_command(settings), timeout_s=timeout) as runner:
-            show("starting the GPU worker")
-            backend = GpuBackend(task, settings, runner, worker_command(settings), arch)
+        with _runner(task, settings, timeout) as runner:
+            show(f"starting the {task.target.upper()} worker")
+            backend = _backend(task, settings, runner, arch)
             if not resume_id:
                 run_id = store.create_run(task.kernel_name, str(task.spec_path), config,
                                           backend.device)
@@ -118,6 +123,8 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                            coder_cfg, show)
             state = run_loop(ctx, session.load_state(ctx) if resume_id else None)
     except NoGPUError as exc:
+        if task.is_cpu:
+            raise click.ClickException(f"the CPU worker did not start: {exc}") from None
         _without_gpu(task, settings, arch, exc.reason)
         sys.exit(3 if require_gpu else 0)
     except KeyboardInterrupt:
@@ -132,6 +139,19 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
     store.set_run_status(run_id, "done", summary)
     written = session.write_best(ctx, state, ctx.run_dir)
     _report(fmt, run_id, summary, state, written)
+
+
+def _runner(task: TaskSpec, settings: Settings, timeout: float) -> Runner:
+    if task.is_cpu:
+        return cpu_runner(settings, timeout)
+    return Runner(worker_command(settings), timeout_s=timeout)
+
+
+def _backend(task: TaskSpec, settings: Settings, runner: Runner, arch: str | None) -> Backend:
+    """The CPU backend for a C/C++ kernel, the GPU's for CUDA."""
+    if task.is_cpu:
+        return CpuBackend(task, settings, runner)
+    return GpuBackend(task, settings, runner, worker_command(settings), arch)
 
 
 def _without_gpu(task: TaskSpec, settings: Settings, arch: str | None, reason: str) -> None:
@@ -182,7 +202,7 @@ def _llm_config(settings: Settings, model: str | None, base_url: str | None,
                      timeout_s=timeout)
 
 
-def _context(task: TaskSpec, settings: Settings, backend: GpuBackend, store: Store,
+def _context(task: TaskSpec, settings: Settings, backend: Backend, store: Store,
              run_id: str, store_path: Path, options: TuneOptions, llm: LLMConfig | None,
              show: Any) -> Context:
     base = tomllib.loads(task.spec_path.read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.engine import Knowledge
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.records import Bullet, Citation, KernelState
@@ -21,6 +22,15 @@ DELTAS = {
     "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio":
         ("long-scoreboard stall", " cycles/issue"),
     "smsp__inst_executed.sum": ("warp instructions", ""),
+    # CPU kernels (per call)
+    "IPC": ("instructions per cycle", ""),
+    "tma_backend_bound": ("back-end bound", "% of slots"),
+    "tma_bad_speculation": ("bad speculation", "% of slots"),
+    "Ir": ("instructions", ""),
+    "Dw": ("data writes", ""),
+    "D1_miss_rate": ("L1 data miss rate", ""),
+    "LL_MPKI": ("last-level data misses per 1000 instructions", ""),
+    "branch_mispredict_rate": ("branch mispredict rate", ""),
 }
 MAX_FINDINGS = 2
 MAX_GUIDANCE = 4
@@ -120,8 +130,9 @@ def with_cites(bullets: Iterable[Bullet], cited: Sequence[Citation]) -> tuple[Bu
 
 
 def is_metric(name: str) -> bool:
-    """A profiler metric name (ncu's `unit__counter...`), not a derived label."""
-    return "__" in name and " " not in name
+    """A profiler metric name (ncu's `unit__counter...`, or a perf or cachegrind one the
+    conductor states), not a derived label."""
+    return " " not in name and ("__" in name or name in CPU_KEY_METRICS)
 
 
 def guidance(d: Diagnosis | None) -> tuple[str, ...]:

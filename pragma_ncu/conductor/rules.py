@@ -115,7 +115,7 @@ def _first_tune(s: Situation, base: Decision) -> Decision | None:
         return None
     names = ", ".join(p.name for p in space)
     return _with(base, "tune", f"search the kernel's declared parameters ({names}) inside the "
-                 "GPU's limits")
+                 "hardware's limits")
 
 
 def _far_from_roofline(s: Situation, policy: Policy, base: Decision) -> Decision | None:

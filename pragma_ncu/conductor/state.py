@@ -26,6 +26,15 @@ KEY_METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
 )
+# The same for CPU kernels: perf's events and top-down shares, or cachegrind's simulated counts
+# (per kernel call).
+CPU_KEY_METRICS = (
+    "cycles", "instructions", "IPC", "branch-misses", "cache-misses", "L1-dcache-load-misses",
+    "LLC-load-misses", "tma_retiring", "tma_bad_speculation", "tma_frontend_bound",
+    "tma_backend_bound", "tma_memory_bound", "tma_core_bound",
+    "Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw", "I1mr", "Bc", "Bcm",
+    "D1_miss_rate", "LL_MPKI", "branch_mispredict_rate",
+)
 MAX_FINDINGS = 3
 
 
@@ -54,10 +63,10 @@ def copy_fraction(retest: Retest) -> float | None:
 
 
 def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,
-                 profile_path: str = "", shape: str = "") -> KernelState:
+                 profile_path: str = "", shape: str = "", profiler: str = "") -> KernelState:
     if kernel is None or diagnosis is None:
         return state
-    metrics = {name: kernel.value(name) for name in KEY_METRICS}
+    metrics = {name: kernel.value(name) for name in (*KEY_METRICS, *CPU_KEY_METRICS)}
     registers = kernel.value("launch__registers_per_thread")
     return KernelState(**{
         **state.__dict__,
@@ -67,7 +76,7 @@ def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Di
         "findings": tuple(_finding(f) for f in diagnosis.findings[:MAX_FINDINGS]),
         "ceiling_fraction": state.ceiling_fraction if state.ceiling_fraction is not None
         else diagnosis.roofline.ceiling_fraction,
-        "profile_path": profile_path, "profile_shape": shape})
+        "profile_path": profile_path, "profile_shape": shape, "profiler": profiler})
 
 
 def _finding(f: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pragma_ncu.errors import SpecError
 
-PROFILERS = ("ncu", "perf")
+PROFILERS = ("ncu", "perf", "cachegrind")
 
 # The bottleneck vocabulary shared by the compendium, `explain` (diagnose) and the conductor.
 BOTTLENECKS: dict[str, str] = {

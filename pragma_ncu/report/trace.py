@@ -246,7 +246,7 @@ def _time(state: KernelState, shape: str) -> str:
 def _state_column(state: KernelState | None, shapes: list[str], best: float | None,
                   base: float | None, missing: str) -> list[str]:
     if state is None:
-        return [missing] + [DASH] * (len(shapes) + 8)
+        return [missing] + [DASH] * (len(shapes) + 9)
     obj = _objective(state)
     status = "verified" if state.verified else f"failed: {state.failure or 'not verified'}"
     frac = state.ceiling_fraction
@@ -254,7 +254,7 @@ def _state_column(state: KernelState | None, shapes: list[str], best: float | No
             *(_time(state, s) for s in shapes), fmt_us(obj), fmt_x(_ratio(best, obj)),
             fmt_x(_ratio(base, obj)), fmt_pct(100 * frac if frac is not None else None),
             DASH if state.registers is None else str(state.registers),
-            state.classification or DASH]
+            state.classification or DASH, state.profiler or DASH]
 
 
 def comparison_table(r: RoundRecord, base: float | None) -> Table:
@@ -263,7 +263,7 @@ def comparison_table(r: RoundRecord, base: float | None) -> Table:
     shapes = list(dict.fromkeys(k for s in states for k in s.times_us))
     labels = ["variant", "parameters", "status", *(f"time {s} (µs)" for s in shapes),
               "objective (geomean µs)", "speedup vs best", "speedup vs baseline",
-              "% of copy ceiling", "registers", "classification"]
+              "% of copy ceiling", "registers", "classification", "profiled with"]
     best_obj = _objective(r.best_before)
     columns = [_state_column(r.best_before, shapes, best_obj, base, "none yet (baseline round)"),
                _state_column(r.candidate, shapes, best_obj, base, "none verified")]

@@ -34,6 +34,7 @@ class Profiled:
     kernel: KernelProfile | None
     path: str = ""
     problem: str = ""
+    profiler: str = ""  # the collector, and why that one where there was a choice
 
 
 class Backend(Protocol):
@@ -98,7 +99,8 @@ class GpuBackend:
             return Profiled(None, problem=run.problem or "the report holds no kernel")
         kernel = next((k for k in run.profile.kernels if k.name == spec.kernel_name),
                       run.profile.kernels[0])
-        return Profiled(kernel, str(run.profile_path or ""))
+        return Profiled(kernel, str(run.profile_path or ""),
+                        profiler=f"ncu {run.profile.ncu_version}".strip())
 
     def clock(self) -> float:
         return time.perf_counter()

@@ -299,14 +299,15 @@ def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
 def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
               number: int) -> tuple[KernelState, Diagnosis | None]:
     shape = ctx.tuned_shapes[0]
-    ctx.notice(f"profiling under ncu at {shape.name}")
+    ctx.notice(f"profiling at {shape.name}")
     got = ctx.backend.profile(spec, point, shape, ctx.run_dir / "profiles" / f"round-{number}")
     if got.kernel is None:
         ctx.notice(f"no profile: {got.problem}")
         return state, None
     diagnosis = diagnose(got.kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
                          str(spec.source_path.resolve()))
-    return with_profile(state, got.kernel, diagnosis, got.path, shape.name), diagnosis
+    return (with_profile(state, got.kernel, diagnosis, got.path, shape.name, got.profiler),
+            diagnosis)
 
 
 def _params_of(ctx: Context, st: State, best: KernelState, variant: Variant | None) -> tuple:

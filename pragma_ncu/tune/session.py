@@ -67,14 +67,17 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
 
 
 def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:
-    """The historical best as a standalone .cu (parameters as #defines) and as its template."""
+    """The historical best as a standalone source (parameters as #defines) and as its
+    template."""
     out_dir.mkdir(parents=True, exist_ok=True)
     variant = st.best_variant
     spec = spec_of(ctx, variant)
-    stem = ctx.spec.source_path.name.split(".")[0]
-    best = out_dir / f"{stem}.best.cu"
+    plain = ctx.spec.source_path.name.removesuffix(".j2")
+    stem, ext = plain.split(".")[0], Path(plain).suffix or ".cu"
+    best = out_dir / f"{stem}.best{ext}"
     best.write_text(standalone(spec, dict(st.best.params), variant.source))
-    template = out_dir / f"{stem}.best-template{_suffix(variant.filename)}"
+    jinja = ".j2" if variant.filename.endswith(".j2") else ""
+    template = out_dir / f"{stem}.best-template{ext}{jinja}"
     template.write_text(variant.source)
     written = {"best kernel": best, "best template": template}
     if variant.overlay:
@@ -83,6 +86,3 @@ def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:
         written["best spec overlay"] = overlay
     return written
 
-
-def _suffix(filename: str) -> str:
-    return ".cu.j2" if filename.endswith(".j2") else ".cu"

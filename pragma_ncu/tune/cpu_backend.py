@@ -1,0 +1,86 @@
+"""The loop's backend for C/C++ kernels: the system compiler, the CPU worker, and perf (or,
+where the CPU's counters cannot be read, cachegrind) for profiles."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pragma_ncu import task as tasks
+from pragma_ncu.build import BuildCache
+from pragma_ncu.ceilings import ceiling_for
+from pragma_ncu.cpu import build as cpu_build
+from pragma_ncu.cpu.collect import Collector, choose_collector
+from pragma_ncu.cpu.run import profile_build
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.runner import HostInfo, Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.tune.backend import Profiled
+from pragma_ncu.tuner.cpu_evaluator import CpuEvaluator, cpu_phases
+from pragma_ncu.tuner.evaluator import Evaluator, Phases
+from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.space import Point
+
+CEILING_BYTES = 1 << 28
+
+
+def profiler_label(c: Collector, portable: bool = False) -> str:
+    """What the trace says collected a profile, in a few words (the full reasons are in the
+    profile's collection notes)."""
+    label = "cachegrind (simulated: no hardware counters here)" if c.name == "cachegrind" \
+        else c.name
+    return label + ("; a build without -march=native (valgrind cannot run all of its "
+                    "instructions)" if portable else "")
+
+
+class CpuBackend:
+    """The real thing on the CPU: cc/c++, the CPU worker, perf or cachegrind."""
+
+    def __init__(self, original: TaskSpec, settings: Settings, runner: Runner,
+                 phases: Phases | None = None, collector: Collector | None = None) -> None:
+        self.original, self.settings, self.runner = original, settings, runner
+        info: HostInfo = runner.hello()
+        self.host = info
+        self.device = f"{info.name} ({info.cores} cores)"
+        self.cache = BuildCache(settings.cache_dir / "build-cpu")
+        self.ceiling_gbps: float | None = ceiling_for(
+            runner, "", settings.cache_dir / "ceilings.json", nbytes=CEILING_BYTES).gbps
+        self.limits = Limits.host()
+        self.phases = phases or cpu_phases()
+        self.collector = collector or choose_collector(settings.perf, settings.valgrind)
+
+    def evaluator(self, spec: TaskSpec) -> Evaluator:
+        return CpuEvaluator(spec, self.settings, self.runner, self.limits, self.phases,
+                            reference=self.original)
+
+    def check(self, spec: TaskSpec) -> str | None:
+        try:
+            req = tasks.build_request(spec, cpu_build.HOST_ARCH, {},
+                                      render_dir=self.settings.cache_dir / "rendered")
+            cc = cpu_build.find_compiler(self.settings, cpu_build.is_cxx(spec.source_path.name))
+        except PragmaError as exc:
+            return str(exc)
+        built = cpu_build.build(req, cc, self.cache)
+        return None if built.ok else built.log or built.status
+
+    def profile(self, spec: TaskSpec, point: Point, shape: Shape, out_dir: Path) -> Profiled:
+        """The instance at `point` under the chosen collector at `shape` (one call)."""
+        built = self.evaluator(spec).build(dict(point))
+        if not built.ok or built.cubin_path is None or built.symbol is None:
+            return Profiled(None, problem=f"does not build: {built.status}")
+        try:
+            profile = profile_build(spec, dict(point), shape, built, self.settings, out_dir,
+                                    self.collector)
+        except PragmaError as exc:
+            return Profiled(None, problem=str(exc))
+        if not profile.kernels:
+            return Profiled(None, problem="the collector recorded no kernel")
+        path = out_dir / "profile.json"
+        profile.save(path)
+        portable = bool(profile.collection.get("portable_build"))
+        return Profiled(profile.kernels[0], str(path),
+                        profiler=profiler_label(self.collector, portable))
+
+    def clock(self) -> float:
+        return time.perf_counter()
