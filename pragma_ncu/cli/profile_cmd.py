@@ -225,4 +225,6 @@ def _print_cpu(run: CpuRun) -> None:
 def _value(value: float | None, unit: str) -> str:
     if value is None:
         return "n/a"
+    if unit == "ratio":
+        return f"{value:.3g}"
     return f"{value:,.1f} {unit}".strip() if abs(value) < 1e6 else f"{value:,.0f} {unit}".strip()

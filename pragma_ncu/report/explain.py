@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from pragma_ncu.diagnose.cpu import is_cpu
 from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.model import KernelProfile
 
@@ -37,7 +38,7 @@ def roofline_line(d: Diagnosis) -> str:
         parts.append(f"SM throughput {r.compute_pct:.0f}%")
     if r.top_pipe:
         parts.append(f"busiest pipe {r.top_pipe} {_num(r.top_pipe_pct)}%")
-    return "; ".join(parts)
+    return "; ".join(parts) or "not known from this profile"
 
 
 def _evidence_cell(e: Evidence) -> str:
@@ -93,7 +94,8 @@ def explain_text(d: Diagnosis, k: KernelProfile) -> str:
                 tabulate(guidance_rows(d), ["section", "rule", "type", "est.", "kind", "ours",
                                             "title"], tablefmt="simple")]
     if d.hotspots:
-        out += ["", "Hottest source lines (warp-state samples):",
+        out += ["", "Hottest source lines (" + ("instructions executed, simulated misses"
+                                                if is_cpu(k) else "warp-state samples") + "):",
                 tabulate(hotspot_rows(d), ["line", "samples", "inst", "top stalls", "source"],
                          tablefmt="simple")]
     out += ["", "Metrics cited (compendium):"]

@@ -6,7 +6,8 @@ A side is one of:
 - a folder: CSV pages exported by `ncu --import R --csv` (raw.csv, details.csv, source.csv, or
   gzipped), else a `profile.json(.gz)`, else the only `*.profile.json` or `*.ncu-rep` in it
   (a `pragma-ncu profile --out` folder);
-- a kernel (`.cu` with its spec, or a `.toml` spec) profiled now and timed repeatedly.
+- a kernel (`.cu` with its spec, or a `.toml` spec) profiled now and timed repeatedly; a C/C++
+  kernel (`.c`, `.cpp`) the same way on the CPU, profiled with perf or cachegrind.
 - `run:ID` (the run store) is reserved for issue 6 and refused with a message.
 
 Repeated timings travel in a `timing.json` beside the profile: `<stem>.timing.json` for a file
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu.cpu.run import cpu_runner, profile_kernel
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Status
 from pragma_ncu.profile import normalize
@@ -34,16 +36,16 @@ from pragma_ncu.profile.read import read_report
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.spec import CPU_SUFFIXES, ParamValue, Shape, TaskSpec
 from pragma_ncu.stats import TimingStats
 from pragma_ncu.triage.model import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
 Progress = Callable[[str], None]
 RUN_PREFIX = "run:"
-SOURCE_SUFFIXES = (".cu", ".toml")
+SOURCE_SUFFIXES = (".cu", ".toml", *CPU_SUFFIXES)
 _STEM_SUFFIXES = (".profile.json.gz", ".profile.json", ".json.gz", ".json", ".ncu-rep")
 ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), a folder of ncu CSV pages, or a kernel "
-            "(.cu with its spec, or a .toml spec)")
+            "(.cu, .c or .cpp with its spec, or a .toml spec)")
 
 
 def is_source(target: str) -> bool:
@@ -163,6 +165,8 @@ def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
     and time it `options.repeats` more times; keeps profile.json and timing.json in
     out_dir/<label>-<kernel file>-<shape> so the side can be re-used as a folder."""
     out = options.out_dir / f"{label.lower()}-{spec.source_path.stem}-{shape.name}"
+    if spec.is_cpu:
+        return _measure_cpu_side(spec, shape, label, settings, options, out, progress)
     worker = worker_command(settings)
     request = CollectRequest(source=True, timeout_s=options.timeout_s)
     with Runner(worker, timeout_s=options.timeout_s) as runner:
@@ -186,3 +190,23 @@ def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
                   device=run.device.name if run.device else None)
     return Side(str(spec.source_path), "kernel", run.profile, (timing,),
                 (f"profiled and timed now at {shape.name}; kept in {out}",))
+
+
+def _measure_cpu_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
+                      options: MeasureOptions, out: Path, progress: Progress) -> Side:
+    """A C/C++ kernel: verified and timed `options.repeats` times in the CPU worker, then
+    profiled once (perf, or cachegrind without hardware counters)."""
+    try:
+        with cpu_runner(settings, options.timeout_s) as runner:
+            run = profile_kernel(spec, shape, settings, runner, out, options.params,
+                                 repeats=max(1, options.repeats),
+                                 progress=lambda m: progress(f"{label}: {m}"))
+    except PragmaError as exc:
+        raise TriageError(f"{label}: {exc}") from None
+    runs = tuple(m.timing for m in run.measurements if m.timing is not None)
+    timing = Timing(run.profile.kernels[0].name, runs, "measured now")
+    write_timings(out / "timing.json", (timing,), shape=shape.name,
+                  params=dict(run.profile.collection.get("params") or {}), device=run.host.name)
+    return Side(str(spec.source_path), "kernel", run.profile, (timing,),
+                (f"verified, timed and profiled ({run.collector.name}) now at {shape.name} on "
+                 f"{run.host.name}; kept in {out}",))
