@@ -58,6 +58,7 @@ class CoderRequest:
     profile: dict[str, Any]  # {"classification": str, "metrics": {name: value}, "findings": [...]}
     best: KernelState | None  # the historical best's measurements and profile summary
     best_source: str = ""  # the historical best's source (when not `current`)
+    target: str = "gpu"  # "cpu": a C/C++ function built by the system compiler
 
 
 @dataclass(frozen=True)
@@ -156,9 +157,10 @@ def reply_variant(parsed: ParsedReply, current: Variant, name: str) -> Variant:
 
 
 def variant_filename(current: str, is_jinja: bool) -> str:
-    """`silu.cu` or `silu.cu.j2` -> `silu.cu.j2` for a jinja2 reply, `silu.cu` otherwise."""
-    stem = current.removesuffix(".j2").removesuffix(".cu")
-    return stem + (".cu.j2" if is_jinja else ".cu")
+    """`silu.cu` or `silu.cu.j2` -> `silu.cu.j2` for a jinja2 reply, `silu.cu` otherwise (a
+    C/C++ file keeps its own extension: `conv1d.cpp` -> `conv1d.cpp.j2`)."""
+    plain = current.removesuffix(".j2")
+    return plain + (".j2" if is_jinja else "")
 
 
 # --- prompts -------------------------------------------------------------------------------
@@ -176,7 +178,8 @@ def coder_messages(request: CoderRequest) -> list[Message]:
     """The system and first user message for `request`."""
     if request.kind not in KINDS:
         raise ValueError(f"CoderRequest.kind must be one of {KINDS}, got {request.kind!r}")
-    system = _template("coder_system.j2").render(kernel_name=request.kernel_name)
+    system = _template("coder_system_cpu.j2" if request.target == "cpu" else
+                       "coder_system.j2").render(kernel_name=request.kernel_name)
     user = _template("coder_user.j2").render(part="request", **_request_context(request))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -208,7 +211,9 @@ def _request_context(request: CoderRequest) -> dict[str, Any]:
 
 
 def _lang(filename: str) -> str:
-    return "jinja" if filename.endswith(".j2") else "cuda"
+    if filename.endswith(".j2"):
+        return "jinja"
+    return "cuda" if filename.endswith(".cu") else "cpp"
 
 
 def _best_lang(source: str) -> str:

@@ -23,7 +23,7 @@ import jinja2.nodes
 from pragma_ncu import expr
 from pragma_ncu.errors import ExpressionError
 
-CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "jinja": True,
+CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
               "jinja2": True}  # fence label -> is a jinja2 template
 OVERLAY_KEYS = {"params": None, "launch": {"grid", "block", "shared_mem"},
                 "tune": {"restrictions"}, "kernel": {"template_args"}}
@@ -36,7 +36,9 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$"
 _C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
 _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
-_UNDEFINED = re.compile(r'identifier "(_*[A-Z][A-Z0-9_]*)" is undefined')
+_UNDEFINED = re.compile(r'identifier "(_*[A-Z][A-Z0-9_]*)" is undefined'  # nvcc
+                        r"|'(_*[A-Z][A-Z0-9_]*)' (?:was not declared in this scope|undeclared)"
+                        r"|use of undeclared identifier '(_*[A-Z][A-Z0-9_]*)'")  # gcc, clang
 
 
 class ReplyError(ValueError):
@@ -92,7 +94,7 @@ def explain_check_error(text: str, is_jinja: bool) -> str:
     """The build check's error text, headed by a plain reading of nvcc's `identifier "TILE" is
     undefined` for ALL-CAPS names (a knob the reply forgot to declare, or to write as a jinja2
     variable)."""
-    names = list(dict.fromkeys(_UNDEFINED.findall(text)))
+    names = list(dict.fromkeys(n for groups in _UNDEFINED.findall(text) for n in groups if n))
     if not names:
         return text
     if is_jinja:

@@ -278,7 +278,7 @@ def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
         kind=d.action, kernel_name=ctx.spec.kernel_name, spec_text=ctx.spec_text,
         current=current, current_params=dict(best.params), diagnosis=diagnosis,
         guidance=d.guidance, compendium=d.citations, profile=profile, best=best,
-        best_source=st.best_variant.source)
+        best_source=st.best_variant.source, target=ctx.spec.target)
 
 
 def _evaluator(ctx: Context, cache: dict[str, tuple[TaskSpec, Evaluator]],
