@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -176,6 +176,13 @@ def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> lis
 def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
     """Compile one kernel (or return the cached result of the same compile)."""
     key = cache_key(req, nvcc)
+    return cached_build(key, cache, lambda tmp, entry: _compile(req, nvcc, key, tmp, entry))
+
+
+def cached_build(key: str, cache: BuildCache,
+                 compile_into: Callable[[Path, Path], BuildResult]) -> BuildResult:
+    """The cached result under `key`, or `compile_into(tmp, entry)` run in a fresh folder that
+    then becomes the entry (atomically: a concurrent compile of the same key keeps its own)."""
     entry = cache.entry(key)
     meta = entry / "build.json"
     if meta.is_file():
@@ -185,7 +192,7 @@ def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}-", dir=entry.parent))
     try:
-        result = _compile(req, nvcc, key, tmp, entry)
+        result = compile_into(tmp, entry)
         (tmp / "build.json").write_text(json.dumps(result.to_json(), indent=1))
         try:
             os.rename(tmp, entry)

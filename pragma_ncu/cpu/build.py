@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import re
 import shutil
 import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, local_includes
+from pragma_ncu.build import (
+    BuildCache,
+    BuildRequest,
+    BuildResult,
+    cached_build,
+    local_includes,
+)
 from pragma_ncu.errors import ToolchainError
 from pragma_ncu.settings import Settings
 
@@ -100,25 +104,7 @@ def compile_command(req: BuildRequest, cc: CompilerInfo, src: Path, out: Path) -
 def build(req: BuildRequest, cc: CompilerInfo, cache: BuildCache) -> BuildResult:
     """Compile one CPU kernel (or return the cached result of the same compile)."""
     key = cache_key(req, cc)
-    entry = cache.entry(key)
-    meta = entry / "build.json"
-    if meta.is_file():
-        cache.hits += 1
-        return replace(BuildResult.from_json(json.loads(meta.read_text())), cache_hit=True,
-                       seconds=0.0)
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}-", dir=entry.parent))
-    try:
-        result = _compile(req, cc, key, tmp, entry)
-        (tmp / "build.json").write_text(json.dumps(result.to_json(), indent=1))
-        try:
-            os.rename(tmp, entry)
-        except OSError:  # another process finished the same compile first: use theirs
-            shutil.rmtree(tmp, ignore_errors=True)
-    finally:
-        if tmp.exists() and not entry.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return result
+    return cached_build(key, cache, lambda tmp, entry: _compile(req, cc, key, tmp, entry))
 
 
 def _compile(req: BuildRequest, cc: CompilerInfo, key: str, tmp: Path,

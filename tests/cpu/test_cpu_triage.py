@@ -31,11 +31,12 @@ def test_a_register_accumulator_lost_is_a_regression_with_its_evidence(tmp_path:
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     res = CliRunner(env=env).invoke(cli, [
         "triage", str(base), str(new), "--spec", str(ROOT / "examples" / "cpu" / "conv1d.toml"),
+        "--param", "OPT=3", "--param", "FAST_MATH=true",  # the fast side vectorizes
         "--out", str(tmp_path / "out"), "--format", "json", "--repeat", "3"])
     assert res.exit_code == 1, res.output
     report = json.loads(res.stdout)
     (k,) = report["kernels"]
-    assert k["verdict"] == "regression" and k["duration"]["delta_pct"] > 20
+    assert k["verdict"] == "regression" and k["duration"]["delta_pct"] > 100
     moved = {m["metric"] for m in k["metrics"]}
     assert "Dw" in moved or "Ir" in moved, moved  # the stores (and instructions) came back
     assert (tmp_path / "out").is_dir()
