@@ -14,7 +14,7 @@ from pragma_ncu.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.worker.protocol import KernelRef
 from pragma_ncu.worker.reference import ReferenceFailure as ReferenceFailure
 from pragma_ncu.worker.reference import load_function as load_function
-from pragma_ncu.worker.reference import outputs_by_name
+from pragma_ncu.worker.reference import run_numpy_reference
 from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON, Workspace
 
 # ReferenceFailure and load_function live in the CUDA-free `reference` module (the CPU worker uses
@@ -26,31 +26,12 @@ _REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}
 
 def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
     """Run a NumPy reference on the current inputs; upload its outputs in higher precision."""
-    kwargs: dict[str, Any] = {}
-    for a in ws.args:
-        if a.role == "scalar":
-            kwargs[a.name] = a.value
-        elif a.role in ("input", "inout"):
-            kwargs[a.name] = dtypes.to_reference(_dtype(a.dtype), ws.download(a.name))
-    try:
-        result = fn(**kwargs)
-    except Exception as exc:
-        raise ReferenceFailure(f"the reference raised {exc!r}") from None
-    outs = [a for a in ws.args if a.role in ("output", "inout")]
-    by_name = outputs_by_name(result, [a.name for a in outs])
     buffers: RefBuffers = {}
-    for a in outs:
-        ref_dtype = _dtype(a.dtype).reference_dtype
-        value = np.asarray(by_name[a.name])
-        if value.size != a.numel:
-            raise ReferenceFailure(f"reference output {a.name!r} has {value.size} elements, "
-                                   f"expected {a.numel} (shape {a.shape})")
-        host = np.ascontiguousarray(value.reshape(-1).astype(ref_dtype))
+    for name, host in run_numpy_reference(fn, ws.args, ws.download).items():
         mem = ws.gpu.alloc(host.nbytes)
         ws.gpu.upload(mem.ptr, host)
-        buffers[a.name] = (mem, _REF_NAME[ref_dtype.name])
+        buffers[name] = (mem, _REF_NAME[host.dtype.name])
     return buffers
-
 
 def kernel_reference(ws: Workspace, ref: KernelRef) -> RefBuffers:
     """Run the reference kernel on the current inputs into its own output buffers."""

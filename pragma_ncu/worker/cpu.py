@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu import dtypes
 from pragma_ncu.cpu import abi
 from pragma_ncu.measurement import CheckRound, Measurement, Status, classify_check
 from pragma_ncu.spec import ResolvedArg
@@ -27,14 +26,13 @@ from pragma_ncu.worker.cpu_workspace import (
     HostWorkspace,
     RefArrays,
     aligned_bytes,
-    lookup,
     poison,
     run_checks,
     storage,
 )
 from pragma_ncu.worker.host import host_info
 from pragma_ncu.worker.protocol import EvalRequest, KernelRef
-from pragma_ncu.worker.reference import ReferenceFailure, load_function, outputs_by_name
+from pragma_ncu.worker.reference import ReferenceFailure, load_function, run_numpy_reference
 
 CEILING_BYTES = 256 << 20
 MIN_REFERENCE_BUDGET = 64 << 20
@@ -197,31 +195,7 @@ def _reference(session: CpuSession, req: EvalRequest, ws: HostWorkspace, seed: i
 def numpy_reference(ws: HostWorkspace, fn: Callable[..., Any]) -> RefArrays:
     """Run a NumPy reference on copies of the current inputs, in higher precision; its outputs
     flat, as the reference dtype."""
-    kwargs: dict[str, Any] = {}
-    for a in ws.args:
-        if a.role == "scalar":
-            kwargs[a.name] = a.value
-        elif a.role in ("input", "inout"):
-            kwargs[a.name] = dtypes.to_reference(lookup(a.dtype), ws.read(a.name))
-    try:
-        result = fn(**kwargs)
-    except Exception as exc:
-        raise ReferenceFailure(f"the reference raised {exc!r}") from None
-    outs = [a for a in ws.args if a.role in ("output", "inout")]
-    by_name = outputs_by_name(result, [a.name for a in outs])
-    arrays: RefArrays = {}
-    for a in outs:
-        try:
-            value = np.asarray(by_name[a.name])
-            flat = np.ascontiguousarray(value.reshape(-1).astype(lookup(a.dtype).reference_dtype))
-        except (TypeError, ValueError) as exc:
-            raise ReferenceFailure(f"reference output {a.name!r} is not numeric: {exc}") from None
-        if flat.size != a.numel:
-            raise ReferenceFailure(f"reference output {a.name!r} has {flat.size} elements, "
-                                   f"expected {a.numel} (shape {a.shape})")
-        arrays[a.name] = flat
-    return arrays
-
+    return run_numpy_reference(fn, ws.args, ws.read)
 
 def kernel_reference(session: CpuSession, ws: HostWorkspace, ref: KernelRef) -> RefArrays:
     """Call the reference kernel on the current inputs into its own (aligned) output arrays."""

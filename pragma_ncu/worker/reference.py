@@ -12,6 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from pragma_ncu import dtypes
+from pragma_ncu.spec import ResolvedArg
+
 
 class ReferenceFailure(Exception):
     """The reference could not be computed (import failure, exception, wrong output shape)."""
@@ -57,3 +62,39 @@ def outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
         raise ReferenceFailure(f"the reference returned one array, expected a dict or tuple of "
                                f"{', '.join(names)}")
     return {names[0]: result}
+
+
+def run_numpy_reference(fn: Callable[..., Any], args: tuple[ResolvedArg, ...],
+                        read: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
+    """Call a NumPy reference on the current inputs (`read(name)` gives an array's stored
+    values), in higher precision; its outputs flat, in each output's reference dtype."""
+    kwargs: dict[str, Any] = {}
+    for a in args:
+        if a.role == "scalar":
+            kwargs[a.name] = a.value
+        elif a.role in ("input", "inout"):
+            kwargs[a.name] = dtypes.to_reference(_dtype(a.dtype), read(a.name))
+    try:
+        result = fn(**kwargs)
+    except Exception as exc:
+        raise ReferenceFailure(f"the reference raised {exc!r}") from None
+    outs = [a for a in args if a.role in ("output", "inout")]
+    by_name = outputs_by_name(result, [a.name for a in outs])
+    arrays: dict[str, np.ndarray] = {}
+    for a in outs:
+        try:
+            value = np.asarray(by_name[a.name])
+            flat = np.ascontiguousarray(value.reshape(-1).astype(_dtype(a.dtype).reference_dtype))
+        except (TypeError, ValueError) as exc:
+            raise ReferenceFailure(f"reference output {a.name!r} is not numeric: {exc}") from None
+        if flat.size != a.numel:
+            raise ReferenceFailure(f"reference output {a.name!r} has {flat.size} elements, "
+                                   f"expected {a.numel} (shape {a.shape})")
+        arrays[a.name] = flat
+    return arrays
+
+
+def _dtype(name: str) -> dtypes.DType:
+    found = dtypes.lookup(name)
+    assert found is not None, name
+    return found
