@@ -148,7 +148,9 @@ def launch_for_profile(session: Session, req: EvalRequest, warmup: int, seed: in
     """Prepare seeded inputs, launch `warmup` times, then once more for ncu to profile.
 
     Nothing is verified here: under ncu's replay a reference kernel of the same name would be
-    counted as a launch too. The profiled candidate is the one `evaluate` verified.
+    counted as a launch too. The profiled candidate is the one `evaluate` verified. Inout
+    arrays are restored before every launch, as before every timed one, so the profiled launch
+    works on the same data as the verified and timed ones (a warm-up must not pre-digest it).
     """
     gpu, cand = session.gpu, req.candidate
     kernel = gpu.kernel(cand.cubin, cand.symbol)
@@ -158,6 +160,7 @@ def launch_for_profile(session: Session, req: EvalRequest, warmup: int, seed: in
         ws.prepare(seed)
         t0 = time.perf_counter()
         for _ in range(warmup + 1):
+            ws.restore_inouts()
             gpu.launch(kernel, cand.launch.grid, cand.launch.block, cand.launch.shared_mem,
                        *ws.kernel_args())
         gpu.sync()
