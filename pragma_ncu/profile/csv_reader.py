@@ -1,9 +1,14 @@
 """The fallback reader: `ncu --import REPORT --csv` pages parsed into the raw dump format.
 
-Used when `ncu_report` cannot be imported or cannot read a report. Three pages are read: `raw`
-(every metric, base units, mangled kernel names), `details` (ncu's rule results) and `source`
-(`cuda,sass` view: per-line sampling and instruction counts). CSV values are rounded for display
-(two decimals, thousands separators), so numbers agree with `ncu_report` to that precision.
+Used when `ncu_report` cannot be imported or cannot read a report, and for CSV pages users
+export themselves. Three pages are read: `raw` (every metric, mangled kernel names), `details`
+(ncu's rule results, and each section's summary metrics) and `source` (`cuda,sass` view:
+per-line sampling and instruction counts). Pages exported with or without `--print-units base`
+are both read: values are converted to base units (pragma_ncu.profile.units) from the raw
+page's units row or the details page's unit column. A details page alone (what `ncu --csv` and
+the GUI export by default) gives each section's summary metrics under their metric names
+(`DETAILS_METRICS`). CSV values are rounded for display (two decimals, thousands separators),
+so numbers agree with `ncu_report` to that precision.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ import re
 import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from pragma_ncu.profile.details_labels import details_metric
+from pragma_ncu.profile.units import to_base
 
 Executor = Callable[[list[str]], str]  # runs a command, returns its stdout (raises on failure)
 
@@ -65,28 +73,36 @@ def parse_raw(text: str) -> list[dict[str, Any]]:
     for row in rows[2:]:
         if len(row) != len(header):
             continue
-        metrics = {}
+        metrics: dict[str, list[Any]] = {}
         for name, unit, cell in zip(header[_FIXED_COLUMNS:], units[_FIXED_COLUMNS:],
                                     row[_FIXED_COLUMNS:], strict=True):
             value = parse_value(cell)
-            if value is not None:
+            if isinstance(value, float):
+                metrics[name] = list(to_base(value, unit))
+            elif value is not None:
                 metrics[name] = [value, unit]
         kernels.append({"id": row[0], "mangled": row[4], "metrics": metrics})
     return kernels
 
 
 def parse_details(text: str) -> dict[str, dict[str, Any]]:
-    """The details page: kernel id -> {"display_name", "rules"}."""
+    """The details page: kernel id -> {"display_name", "rules", "metrics"} (the section summary
+    rows `DETAILS_METRICS` knows, in base units)."""
     out: dict[str, dict[str, Any]] = {}
     rows = _rows(text)
     if not rows:
         return out
     header = rows[0]
+    if "Kernel Name" not in header or "ID" not in header:
+        raise ValueError("not an `ncu --csv --page details` export (no ID and Kernel Name "
+                         "columns)")
     for row in rows[1:]:
-        if len(row) != len(header):
+        if not row or len(row) > len(header):
             continue
-        cell = dict(zip(header, row, strict=True))
-        entry = out.setdefault(cell["ID"], {"display_name": cell["Kernel Name"], "rules": []})
+        cell = dict(zip(header, row + [""] * (len(header) - len(row)), strict=True))  # metric
+        entry = out.setdefault(cell["ID"], {"display_name": cell["Kernel Name"], "rules": [],
+                                            "metrics": {}})
+        _details_metric(entry["metrics"], cell)
         if cell.get("Rule Name"):
             entry["rules"].append({
                 "section": cell["Section Name"], "rule": cell["Rule Name"],
@@ -95,6 +111,15 @@ def parse_details(text: str) -> dict[str, dict[str, Any]]:
                 "speedup_type": cell.get("Estimated Speedup Type", ""), "title": "",
             })
     return out
+
+
+def _details_metric(metrics: dict[str, list[Any]], cell: dict[str, str]) -> None:
+    metric = details_metric(cell.get("Section Name", ""), cell.get("Metric Name", ""))
+    value = parse_value(cell.get("Metric Value", ""))
+    if metric is None or value is None:
+        return
+    unit = cell.get("Metric Unit", "")
+    metrics[metric] = list(to_base(value, unit)) if isinstance(value, float) else [value, unit]
 
 
 def parse_source(text: str) -> dict[str, list[dict[str, Any]]]:
@@ -152,18 +177,36 @@ def dump(report: str, ncu: str, run: Executor = run_ncu) -> dict[str, Any]:
 
 
 def dump_pages(raw: str, details: str, source: str = "", report: str = "") -> dict[str, Any]:
-    """The raw dump from the text of the three CSV pages (as saved by `ncu --import --csv`)."""
-    by_id = parse_details(details)
+    """The raw dump from the text of the CSV pages (as saved by `ncu --import --csv`): the
+    raw page with the details page's rules, or the details page alone (its summary metrics)."""
+    by_id = parse_details(details) if details else {}
     lines = parse_source(source) if source else {}
+    if raw:
+        listed = [(k["id"], k["mangled"], k["metrics"]) for k in parse_raw(raw)]
+    else:
+        listed = [(i, "", v["metrics"]) for i, v in by_id.items()]
     kernels = []
-    for index, k in enumerate(parse_raw(raw)):
-        info = by_id.get(k["id"], {})
-        display = info.get("display_name") or k["mangled"]
-        kernels.append({"index": index, "name": function_name(display), "mangled": k["mangled"],
-                        "display_name": display, "metrics": k["metrics"],
+    for index, (kid, mangled, metrics) in enumerate(listed):
+        info = by_id.get(kid, {})
+        display = info.get("display_name") or mangled
+        kernels.append({"index": index, "name": function_name(display), "mangled": mangled,
+                        "display_name": display,
+                        "metrics": {**info.get("metrics", {}), **metrics},
                         "rules": info.get("rules", []),
                         "source": list(_source_for(lines, display))})
     return {"reader": "csv", "report": report, "kernels": kernels}
+
+
+def page_kind(text: str) -> str:
+    """Which `ncu --csv` page a text is: "raw", "details", "source", or "" (none of them)."""
+    head = next(iter(_rows(text[:20000])), [])
+    if head[:1] == ["ID"] and "Metric Name" in head:
+        return "details"
+    if head[:1] == ["ID"] and any("__" in h for h in head):
+        return "raw"
+    if head[:1] in (["File Path"], ["Function Name"], ["Kernel Name"]) or "Line No" in text[:5000]:
+        return "source"
+    return ""
 
 
 def _source_for(source: dict[str, list[dict[str, Any]]], display: str) -> Iterator[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """Reading a report: `ncu_report` first (in a subprocess), the CSV pages as the fallback.
 
-Also reads what `explain` accepts besides `.ncu-rep`: a saved `profile.json`, a raw dump, or a
-folder of CSV exports (`raw.csv`, `details.csv`, optional `source.csv`).
+Also reads what `explain` accepts besides `.ncu-rep`, none of which needs ncu: a saved
+`profile.json` (or `.json.gz`), a raw dump, one CSV page (`ncu --csv` output, the raw or the
+details page, in base or display units, optionally gzipped), or a folder of CSV exports
+(`raw.csv` and/or `details.csv`, optional `source.csv`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def read_report(path: Path, settings: Settings, reader: str = "auto",
         raise ReportError(f"no such report: {path}")
     if path.is_dir():
         return read_csv_folder(path)
-    if path.suffix == ".json":
+    if path.name.endswith((".json", ".json.gz")):
         return _read_json(path)
+    if path.name.endswith((".csv", ".csv.gz")):
+        return read_csv_file(path)
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
@@ -115,31 +119,58 @@ def dump_with_ncu_report(path: Path, python_dir: Path, python: str
         return None, "ncu_report's dump was not valid JSON"
 
 
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise ReportError(f"{path}: not a text file ({exc})") from None
+
+
 def _page(folder: Path, name: str) -> str | None:
     for path in (folder / f"{name}.csv", folder / f"{name}.csv.gz"):
         if path.is_file():
-            data = path.read_bytes()
-            return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+            return _text(path)
     return None
 
 
 def read_csv_folder(folder: Path) -> Profile:
     """A folder of CSV pages exported by `ncu --import R --csv --page raw|details|source`
-    (named raw.csv, details.csv, source.csv; gzipped copies with .csv.gz work too)."""
-    raw = _page(folder, "raw")
-    if raw is None:
-        raise ReportError(f"{folder} has no raw.csv (expected raw.csv, details.csv, source.csv)")
+    (named raw.csv, details.csv, source.csv; gzipped copies with .csv.gz work too). The raw
+    page carries every metric; a details page alone carries each section's summary."""
+    raw, details = _page(folder, "raw"), _page(folder, "details")
+    if raw is None and details is None:
+        raise ReportError(f"{folder} has neither raw.csv nor details.csv (the pages of "
+                          "`ncu --import R --csv --page raw|details|source`)")
+    return _from_pages(raw or "", details or "", _page(folder, "source") or "", str(folder))
+
+
+def read_csv_file(path: Path) -> Profile:
+    """One exported page: the raw page (every metric) or the details page (summaries and
+    rules), told apart by its header, in base or display units."""
+    text = _text(path)
+    kind = csv_reader.page_kind(text)
+    if kind not in ("raw", "details"):
+        raise ReportError(f"{path}: not an ncu CSV raw or details page (export one with "
+                          "`ncu --import R --csv --page raw` or `--page details`)")
+    return _from_pages(text if kind == "raw" else "", text if kind == "details" else "", "",
+                       str(path))
+
+
+def _from_pages(raw: str, details: str, source: str, where: str) -> Profile:
     try:
-        dump = csv_reader.dump_pages(raw, _page(folder, "details") or "",
-                                     _page(folder, "source") or "", str(folder))
+        dump = csv_reader.dump_pages(raw, details, source, where)
     except ValueError as exc:
-        raise ReportError(f"{folder}/raw.csv: {exc}") from None
-    return normalize.from_raw(dump)
+        raise ReportError(f"{where}: {exc}") from None
+    profile = normalize.from_raw(dump)
+    if not profile.kernels:
+        raise ReportError(f"{where}: the CSV pages list no kernel")
+    return profile
 
 
 def _read_json(path: Path) -> Profile:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(_text(path))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path} is not valid JSON: {exc}") from None
     try:

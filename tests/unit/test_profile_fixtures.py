@@ -13,7 +13,9 @@ from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose import signals as sig
+from pragma_ncu.diagnose.cite import metric_names
 from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.quantities import QUANTITY_LIST
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile import collect as col
 from pragma_ncu.profile.model import Profile, profile_from_json
@@ -88,18 +90,19 @@ def test_explain_names_the_planted_cause_first(name, knowledge):
 def test_every_metric_explain_mentions_is_in_the_compendium(name, knowledge):
     d = diagnose(recorded(name).kernels[0], knowledge)
     assert not d.uncited
-    mentioned = {e.metric for f in d.findings for e in f.evidence}
+    mentioned = {n for f in d.findings for e in f.evidence for n in metric_names(e.metric)}
     assert mentioned <= {c.metric for c in d.citations}
 
 
 def test_default_metric_set_has_compendium_entries(knowledge):
-    names = set(col.DIAGNOSIS_METRICS)
-    for value in vars(sig).values():
-        if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
-            names |= {v for v in value if "__" in v}
-    names |= {n for group, _ in sig.PIPES.values() for n in group} | set(sig.LIMITERS)
+    """Every metric our collection asks for and every metric any quantity can be read from
+    is explained by the compendium."""
+    names = set(col.DIAGNOSIS_METRICS) | set(sig.LIMITERS)
+    names |= {n for quantity in QUANTITY_LIST for source in quantity.sources
+              for n in metric_names(source.label)}
     names |= {sig.stall_name(r) for r in ("long_scoreboard", "barrier", "mio_throttle",
                                           "short_scoreboard", "drain", "lg_throttle")}
+    names |= {sig.SAMPLED_PREFIX + r for r in ("long_scoreboard", "barrier")}
     missing = sorted(n for n in names if knowledge.lookup(n) is None)
     assert not missing
 
@@ -121,7 +124,7 @@ def test_profile_json_round_trips(tmp_path):
 
 
 def test_bad_inputs_say_what_is_wrong(tmp_path):
-    with pytest.raises(ReportError, match="no raw.csv"):
+    with pytest.raises(ReportError, match="neither raw.csv nor details.csv"):
         read_csv_folder(tmp_path)
     (tmp_path / "raw.csv").write_text("not,a,report\n1,2,3\n")
     with pytest.raises(ReportError, match="raw"):
@@ -131,6 +134,12 @@ def test_bad_inputs_say_what_is_wrong(tmp_path):
         read_report(tmp_path / "x.json", load_settings())
     with pytest.raises(ReportError, match="no such report"):
         read_report(tmp_path / "missing.ncu-rep", load_settings())
+    (tmp_path / "page.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ReportError, match="not an ncu CSV raw or details page"):
+        read_report(tmp_path / "page.csv", load_settings())
+    (tmp_path / "bin.csv.gz").write_bytes(b"\x00\x01 not gzip")
+    with pytest.raises(ReportError, match="not a text file"):
+        read_report(tmp_path / "bin.csv.gz", load_settings())
 
 
 def test_ncu_rep_without_ncu_says_how_to_proceed(tmp_path):
