@@ -14,7 +14,8 @@ def _round_to_bf16(a):
     a = np.ascontiguousarray(a, dtype=np.float32)
     bits = a.view(np.uint32)
     # Add 0x7FFF plus the lowest kept bit, then truncate the low 16 bits.
-    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    carry = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
+    rounded = (bits + carry) & np.uint32(0xFFFF0000)
     # Leave NaN/Inf untouched (the carry could otherwise turn a NaN payload into Inf).
     rounded = np.where((bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000), bits, rounded)
     return rounded.astype(np.uint32).view(np.float32)

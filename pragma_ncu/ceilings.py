@@ -45,6 +45,17 @@ def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
     return result
 
 
+def cached_for_device(cache_file: Path, device_name: str) -> Ceiling | None:
+    """The newest ceiling measured on a device of this name (any driver), for a report made
+    elsewhere: a user's report names its GPU, and this machine may have measured one alike."""
+    found = [v for v in _read(cache_file).values()
+             if isinstance(v, dict) and v.get("device") == device_name and v.get("gbps")]
+    if not found:
+        return None
+    newest = max(found, key=lambda v: str(v.get("measured_at", "")))
+    return Ceiling(**{**newest, "cached": True})
+
+
 def _read(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())

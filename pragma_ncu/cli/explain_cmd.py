@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
+from pragma_ncu.ceilings import cached_for_device
 from pragma_ncu.cli.common import emit_json
 from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cli.profile_cmd import do_cpu_profile, do_profile, profile_options
-from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.model import KernelProfile, Profile
@@ -26,8 +27,9 @@ from pragma_ncu.spec import target_of
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
 @click.option("--ceiling-gbps", type=float,
-              help="Memory ceiling for the roofline (default: the measured copy ceiling when "
-              "the profile came from pragma-ncu, else ncu's DRAM peak).")
+              help="Memory ceiling for the roofline (default: the measured copy ceiling the "
+              "profile recorded, else one this machine measured on the same GPU model, else a "
+              "copy's practical 85% of ncu's DRAM peak).")
 @profile_options
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
               show_default=True)
@@ -48,10 +50,19 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
                     timeout, fmt)
     kernels = _select(profile, kernel_name)
     knowledge = load_compendium()
-    ceiling = ceiling_gbps or profile.collection.get("ceiling_gbps")
-    source_file = profile.collection.get("source_file")
-    results = [(k, diagnose(k, knowledge, ceiling, source_file)) for k in kernels]
+    ceiling = ceiling_gbps or profile.collection.get("ceiling_gbps") or _device_ceiling(kernels)
+    results = [(k, diagnose_in(profile, k, knowledge, ceiling)) for k in kernels]
     _emit(results, profile, fmt)
+
+
+def _device_ceiling(kernels: list[KernelProfile]) -> float | None:
+    """The copy ceiling this machine measured on the report's GPU, if it has one cached."""
+    names = {str(k.metrics["device__attribute_display_name"].value) for k in kernels
+             if "device__attribute_display_name" in k.metrics}
+    if len(names) != 1:
+        return None
+    found = cached_for_device(load_settings().cache_dir / "ceilings.json", names.pop())
+    return found.gbps if found else None
 
 
 def _load(target: Path, reader: str, spec: Path | None, shape: str | None,

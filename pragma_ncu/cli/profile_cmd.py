@@ -13,7 +13,7 @@ from pragma_ncu.bench import worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cpu.run import CpuRun, cpu_runner, profile_kernel
-from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.engine import diagnose, diagnose_in
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.collect import (
     DEFAULT_SECTIONS,
@@ -186,8 +186,7 @@ def _print(run: ProfileRun) -> None:
                                  else "")] for label, name in KEY_METRICS]
     click.echo(tabulate(rows, ["", "metric", "value"], tablefmt="simple"))
     ceiling = run.ceiling.gbps if run.ceiling else None
-    d = diagnose(k, load_compendium(),
-                 ceiling, str(run.spec.source_path.resolve()))
+    d = diagnose_in(run.profile, k, load_compendium(), ceiling)
     if d.findings:
         f = d.findings[0]
         click.echo(f"\nverdict: {f.bottleneck}: {f.title} (share {f.score:.2f})")

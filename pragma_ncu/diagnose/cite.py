@@ -4,6 +4,7 @@ of hot source lines. Kept apart so both can import them without importing each o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -22,12 +23,20 @@ class Knowledge(Protocol):
     def strategies_for(self, bottleneck: str) -> list[Strategy]: ...
 
 
+_METRIC = re.compile(r"[A-Za-z0-9_]+__[A-Za-z0-9_.]+")
+
+
+def metric_names(text: str) -> list[str]:
+    """The metric names in evidence that is a metric or a formula over metrics ("a / b")."""
+    return [text] if " " not in text else _METRIC.findall(text)
+
+
 def cite(metrics: Iterable[str], knowledge: Knowledge) -> tuple[tuple[Citation, ...],
                                                                   tuple[str, ...]]:
     """(citations of the metrics the compendium explains, names it has no entry for), each
-    metric once, in the order given."""
+    metric once, in the order given; a formula over metrics cites each of them."""
     citations, uncited = [], []
-    for metric in dict.fromkeys(metrics):
+    for metric in dict.fromkeys(n for m in metrics for n in metric_names(m)):
         entry = knowledge.lookup(metric)
         if entry is None:
             uncited.append(metric)

@@ -4,16 +4,17 @@ pragma_ncu.diagnose.cpu; everything here reads ncu's metrics."""
 
 from __future__ import annotations
 
-from pragma_ncu.diagnose import signals as sig
+from pragma_ncu.diagnose import causality, coverage
 from pragma_ncu.diagnose.cite import MAX_ACTIONS, Knowledge, actions_for, cite, hot_lines
 from pragma_ncu.diagnose.cpu import diagnose_cpu, is_cpu
-from pragma_ncu.diagnose.detectors import DETECTORS, Context
+from pragma_ncu.diagnose.detectors import AT_ROOFLINE, DETECTORS, dram_ceiling_fraction
 from pragma_ncu.diagnose.model import Diagnosis, Finding, Roofline
-from pragma_ncu.profile.model import KernelProfile, RuleResult
+from pragma_ncu.diagnose.signals import PIPES, Signals
+from pragma_ncu.profile.model import KernelProfile, Profile, RuleResult
 
 # Re-exported: callers import these from the engine (cite, Knowledge) as before.
 __all__ = ["MAX_ACTIONS", "MIN_SCORE", "RULE_CLASSES", "Knowledge", "cite", "diagnose",
-           "ranked_guidance", "roofline_of"]
+           "diagnose_in", "ranked_guidance", "roofline_of"]
 
 # ncu rule identifiers -> the bottleneck classes they speak to.
 RULE_CLASSES: dict[str, tuple[str, ...]] = {
@@ -21,39 +22,69 @@ RULE_CLASSES: dict[str, tuple[str, ...]] = {
     "UncoalescedSharedAccess": ("shared_bank_conflicts",),
     "SharedMemoryConflicts": ("shared_bank_conflicts",),
     "SharedBankConflicts": ("shared_bank_conflicts",),
-    "TheoreticalOccupancy": ("occupancy_registers", "occupancy_shared", "occupancy_block"),
+    "TheoreticalOccupancy": ("occupancy_registers", "occupancy_shared", "occupancy_block",
+                             "register_spills", "local_memory"),
+    "MemoryCacheAccessPattern": ("uncoalesced_access", "register_spills", "local_memory"),
+    "WorkloadImbalance": ("atomic_contention", "small_grid", "tail_effect"),
     "AchievedOccupancy": ("occupancy_registers", "occupancy_shared", "occupancy_block",
                           "tail_effect", "small_grid"),
     "LaunchConfiguration": ("small_grid", "tail_effect"),
     "ThreadDivergence": ("warp_divergence",),
     "HighPipeUtilization": ("compute_fma", "compute_sfu", "compute_fp64", "tensor_core"),
     "CPIStall": ("memory_latency", "barrier_stall", "shared_bank_conflicts",
-                 "atomic_contention"),
-    "IssueSlotUtilization": ("memory_latency", "instruction_issue"),
-    "SOLBottleneck": ("memory_bandwidth", "memory_latency"),
+                 "atomic_contention", "latency_bound", "register_spills", "local_memory"),
+    "IssueSlotUtilization": ("memory_latency", "instruction_issue", "latency_bound"),
+    "SOLBottleneck": ("memory_bandwidth", "l2_bandwidth", "memory_latency", "latency_bound"),
     "MemoryL2Compression": (),
 }
 MIN_SCORE = 0.02
 
 
 def diagnose(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
-             source_file: str | None = None) -> Diagnosis:
+             source_file: str | None = None,
+             resources: dict[str, float] | None = None) -> Diagnosis:
     """Rank the causes of lost time for one profiled kernel (a GPU kernel's ncu metrics, or a
-    CPU function's perf / cachegrind metrics)."""
+    CPU function's perf / cachegrind metrics), from whatever collection the report is.
+
+    `ceiling_gbps` is the device's measured copy ceiling (else a practical fraction of ncu's
+    DRAM peak is the roofline); `resources` the build's ptxas report (spill and stack bytes),
+    which `pragma-ncu profile` records and a user's report lacks."""
     if is_cpu(k):
         return diagnose_cpu(k, knowledge, ceiling_gbps, source_file)
-    ctx = Context.of(k)
-    found = [f for f in (detect(ctx) for detect in DETECTORS) if f and f.score >= MIN_SCORE]
-    found.sort(key=lambda f: -f.score)
-    findings = tuple(_with_actions(f, knowledge, k.rules) for f in found)
-    roofline = roofline_of(k, ceiling_gbps)
+    s = Signals.of(k, resources, ceiling_gbps)
+    found = [f for f in (detect(s) for detect in DETECTORS) if f and f.score >= MIN_SCORE]
+    ranked = causality.rank(found, _limit_levels(s))
+    findings = tuple(_with_actions(f, knowledge, k.rules) for f in ranked)
     metrics = [e.metric for f in findings for e in f.evidence] + _roofline_metrics()
     citations, uncited = cite(metrics, knowledge)
+    missing = coverage.gaps(s)
     return Diagnosis(
         kernel=k.name, classification=findings[0].bottleneck if findings else "none",
-        roofline=roofline, findings=findings, guidance=ranked_guidance(k.rules),
+        roofline=roofline_of(s), findings=findings, guidance=ranked_guidance(k.rules),
         hotspots=hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited,
+        not_assessed=missing, collect_command=coverage.collect_command(k.name, missing),
     )
+
+
+def diagnose_in(profile: Profile, k: KernelProfile, knowledge: Knowledge,
+                ceiling_gbps: float | None = None) -> Diagnosis:
+    """diagnose() with what the profile's collection recorded: the copy ceiling (unless
+    `ceiling_gbps` is given), the kernel's source file and its build's resources."""
+    info = profile.collection
+    resources = info.get("resources") if isinstance(info.get("resources"), dict) else None
+    return diagnose(k, knowledge, ceiling_gbps or info.get("ceiling_gbps"),
+                    info.get("source_file"), resources)
+
+
+def _limit_levels(s: Signals) -> dict[str, float]:
+    """Each limit's unit utilization while the SMs are active (for causality.rank)."""
+    pipe, busy = s.top_pipe()
+    levels = {"memory_bandwidth": s.per_active("dram"), "l2_bandwidth": s.per_active("l2"),
+              "l1_bandwidth": s.val("l1"),
+              "instruction_issue": s.val("issue")}
+    if pipe:
+        levels[PIPES[pipe]] = busy
+    return levels
 
 
 def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...]) -> Finding:
@@ -64,21 +95,31 @@ def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...
                    actions_for(f.bottleneck, knowledge), matching)
 
 
-def roofline_of(k: KernelProfile, ceiling_gbps: float | None) -> Roofline:
-    duration = k.first(*sig.DURATION)
-    dram = sig.dram_bytes(k)
+def roofline_of(s: Signals) -> Roofline:
+    """Where the kernel sits: achieved DRAM bandwidth against the copy ceiling, the busiest
+    unit, and whether that unit runs at its practical ceiling."""
+    duration, dram = s.get("duration_ns"), s.get("dram_bytes")
     achieved = dram / duration if dram is not None and duration else None  # bytes/ns = GB/s
-    dram_pct = k.first(*sig.DRAM_PCT)
-    source = "measured copy" if ceiling_gbps else ""
-    if not ceiling_gbps and achieved and dram_pct:
-        ceiling_gbps, source = achieved / (dram_pct / 100), "ncu DRAM peak"
-    pipe, busy, _ = sig.top_pipe(k)
-    return Roofline(duration, dram, achieved, dram_pct, ceiling_gbps, source,
-                    k.first(*sig.SM_PCT), pipe, busy if pipe else None)
+    dram_pct = 100 * s.val("dram") if s.has("dram") else None
+    ceiling, source = s.ceiling_gbps, "measured copy" if s.ceiling_gbps else ""
+    if not ceiling and achieved and dram_pct:
+        ceiling, source = achieved / (dram_pct / 100), "ncu DRAM peak"
+    pipe, busy = s.top_pipe()
+    binding, level = s.busiest()
+    # At the roofline: DRAM at the copy ceiling, or a compute pipe near its peak. A saturated
+    # L1 or L2 is not a roofline: it is usually extra traffic (waste, re-reads) to remove.
+    if binding == "DRAM":
+        at_roof = (dram_ceiling_fraction(s, s.ceiling_gbps) or 0.0) >= AT_ROOFLINE
+    else:
+        at_roof = level >= AT_ROOFLINE and binding in PIPES
+    return Roofline(duration, dram, achieved, dram_pct, ceiling, source,
+                    100 * s.val("sm") if s.has("sm") else None, pipe,
+                    100 * busy if pipe else None, binding, round(100 * level, 2), at_roof)
 
 
 def _roofline_metrics() -> list[str]:
-    return [sig.DURATION[0], sig.DRAM_PCT[0], "dram__bytes_read.sum", sig.SM_PCT[0]]
+    return ["gpu__time_duration.sum", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"]
 
 
 def ranked_guidance(rules: tuple[RuleResult, ...]) -> tuple[RuleResult, ...]:

@@ -43,12 +43,30 @@ class Roofline:
     compute_pct: float | None  # sm__throughput, % of peak
     top_pipe: str
     top_pipe_pct: float | None
+    binding: str = ""  # the busiest unit while SMs are active: DRAM, L2, L1, issue or a pipe
+    binding_pct: float | None = None  # its utilization, % of peak while SMs are active
+    at_roofline: bool = False  # the binding unit runs at its practical ceiling
 
     @property
     def ceiling_fraction(self) -> float | None:
         if self.achieved_gbps is None or not self.ceiling_gbps:
             return None
         return self.achieved_gbps / self.ceiling_gbps
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A cause a report could not assess (or only inferred through a proxy), and the ncu
+    sections that carry what it lacks."""
+
+    cause: str
+    missing: tuple[str, ...]  # quantities (pragma_ncu.diagnose.quantities.QUANTITIES)
+    sections: tuple[str, ...]
+    inferred: bool = False  # assessed through a weaker proxy only
+
+    def text(self) -> str:
+        how = "only inferred" if self.inferred else "not assessed"
+        return f"{self.cause}: {how}; needs {', '.join(self.missing)}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,8 @@ class Diagnosis:
     hotspots: tuple[SourceLine, ...]
     citations: tuple[Citation, ...]
     uncited: tuple[str, ...] = ()  # mentioned metrics the compendium has no entry for
+    not_assessed: tuple[Gap, ...] = ()  # causes this collection could not assess
+    collect_command: str = ""  # the ncu command that would collect what is missing
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

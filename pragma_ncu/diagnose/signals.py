@@ -1,51 +1,43 @@
-"""Derived quantities read off a kernel profile: stall shares, waste ratios, the roofline.
+"""The signals of one kernel, read once for every detector: each quantity of
+pragma_ncu.diagnose.quantities that the report carries, the warp-stall breakdown from whichever
+source has it, and utilizations put on one footing.
 
-ncu renames metrics between versions and chips; each quantity lists the names it accepts.
+Utilizations: ncu reports DRAM and L2 over elapsed time, L1 and the pipes over the cycles the
+SMs were active. When SMs idle (a small grid, a tail, a short kernel) an elapsed figure
+understates how busy a unit was while there was work, so every detector compares the *active*
+forms, and scales a per-active-SM loss by the active fraction to get a share of the kernel's
+time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pragma_ncu.diagnose import quantities as q
+from pragma_ncu.diagnose.model import Evidence
 from pragma_ncu.profile.model import KernelProfile
 
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
-
-DURATION = ("gpu__time_duration.sum",)
-DRAM_PCT = ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-            "dram__throughput.avg.pct_of_peak_sustained_elapsed")
-SM_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed",)
-MEM_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",)
-L2_PCT = ("lts__throughput.avg.pct_of_peak_sustained_elapsed",)
-L1_PCT = ("l1tex__throughput.avg.pct_of_peak_sustained_active",)
-ISSUE_PCT = ("smsp__issue_active.avg.pct_of_peak_sustained_active",)
-THEORETICAL_OCC = ("sm__maximum_warps_per_active_cycle_pct",)
-ACHIEVED_OCC = ("sm__warps_active.avg.pct_of_peak_sustained_active",)
-THREADS_PER_INST = ("smsp__thread_inst_executed_per_inst_executed.ratio",)
-GRID = ("launch__grid_size",)
-SMS = ("launch__sm_count", "device__attribute_multiprocessor_count")
-WAVES = ("launch__waves_per_multiprocessor",)
-PIPES = {  # pipe -> (metric names, bottleneck)
-    "FMA": (("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-             "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"), "compute_fma"),
-    "ALU": (("sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
-             "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"), "compute_fma"),
-    "XU": (("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",), "compute_sfu"),
-    "FP64": (("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
-              "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"), "compute_fp64"),
-    "Tensor": (("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"),
-               "tensor_core"),
-    "LSU": (("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",),
-            "memory_latency"),
+SAMPLED_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+OLD_PREFIX = "smsp__warp_issue_stalled_"  # ncu 2019-2021: ..._per_warp_active.pct
+OLD_SUFFIX = "_per_warp_active.pct"
+DURATION = ("gpu__time_duration.sum", "gpu__time_duration.avg")
+PIPES = {  # pipe -> bottleneck when it is the limit
+    "FMA": "compute_fma", "ALU": "compute_fma", "XU": "compute_sfu", "FP64": "compute_fp64",
+    "Tensor": "tensor_core",
 }
-LIMITERS = {  # occupancy limiter metric -> bottleneck
+# Occupancy limiter metric -> bottleneck. On a tie the first listed wins: an unused resource
+# reports the hardware's block limit as its own, so the block and warp limits come first.
+LIMITERS = {
+    "launch__occupancy_limit_blocks": "occupancy_block",
+    "launch__occupancy_limit_warps": "occupancy_block",
     "launch__occupancy_limit_registers": "occupancy_registers",
     "launch__occupancy_limit_shared_mem": "occupancy_shared",
-    "launch__occupancy_limit_warps": "occupancy_block",
-    "launch__occupancy_limit_blocks": "occupancy_block",
 }
+NOT_STALLS = ("selected",)  # "selected" is the issue itself, not a wait
+PIPE_NEAR_ISSUE = 0.1  # a pipe this close to the issue rate is what the issue rate serves
+L2_BEYOND_DRAM = 0.15  # L2 is its own limit only when it does this much more than DRAM's share
 
 
 def stall_name(reason: str) -> str:
@@ -54,50 +46,156 @@ def stall_name(reason: str) -> str:
 
 @dataclass(frozen=True)
 class Stalls:
-    """Cycles between issues per warp, split by reason (ncu's warp-state statistics)."""
+    """Warp stall cycles (or samples) by reason, and the metric family they came from."""
 
     by_reason: dict[str, float]
+    source: str = ""
 
     @property
     def total(self) -> float:
-        return sum(v for k, v in self.by_reason.items() if k != "selected") or 0.0
+        return sum(v for k, v in self.by_reason.items() if k not in NOT_STALLS) or 0.0
 
     def share(self, *reasons: str) -> float:
         total = self.total
         return sum(self.by_reason.get(r, 0.0) for r in reasons) / total if total else 0.0
 
     def top(self, n: int = 3) -> list[tuple[str, float]]:
-        items = [(k, v) for k, v in self.by_reason.items() if k != "selected"]
+        items = [(k, v) for k, v in self.by_reason.items() if k not in NOT_STALLS]
         return sorted(items, key=lambda kv: -kv[1])[:n]
 
+    def metric(self, reason: str) -> str:
+        """The metric that carries `reason` in this profile's stall family."""
+        if self.source == "sampled":
+            return SAMPLED_PREFIX + reason
+        if self.source == "old":
+            return f"{OLD_PREFIX}{reason}{OLD_SUFFIX}"
+        if self.source == "hot lines":
+            return f"source-line samples ({reason})"
+        return stall_name(reason)
 
-def stalls(k: KernelProfile) -> Stalls:
+
+def _family(k: KernelProfile, prefix: str, suffix: str) -> dict[str, float]:
     out = {}
-    for name, metric in k.group(STALL_PREFIX).items():
-        if name.endswith(STALL_SUFFIX) and not isinstance(metric.value, str):
-            out[name[len(STALL_PREFIX):-len(STALL_SUFFIX)]] = float(metric.value)
-    return Stalls(out)
+    for name, m in k.group(prefix).items():
+        if name.endswith(suffix) and not isinstance(m.value, str) and "_not_issued" not in name:
+            out[name[len(prefix):len(name) - len(suffix) if suffix else None]] = float(m.value)
+    return out
 
 
-def pct(k: KernelProfile, names: tuple[str, ...]) -> float:
-    return k.first(*names) or 0.0
+def stalls(k: KernelProfile) -> Stalls | None:
+    """The stall breakdown, from (in order) WarpStateStats' per-issue ratios, the PC sampler's
+    totals (SourceCounters), an older ncu's per-warp percentages, or the hot source lines."""
+    for prefix, suffix, source in ((STALL_PREFIX, STALL_SUFFIX, "warp state"),
+                                   (SAMPLED_PREFIX, "", "sampled"),
+                                   (OLD_PREFIX, OLD_SUFFIX, "old")):
+        found = _family(k, prefix, suffix)
+        if sum(v for r, v in found.items() if r not in NOT_STALLS) > 0:
+            return Stalls(found, source)
+    lines: dict[str, float] = {}
+    for line in k.hotspots:
+        for reason, samples in line.stalls.items():
+            lines[reason] = lines.get(reason, 0.0) + samples
+    return Stalls(lines, "hot lines") if sum(lines.values()) > 0 else None
 
 
-def dram_bytes(k: KernelProfile) -> float | None:
-    read, write = k.value("dram__bytes_read.sum"), k.value("dram__bytes_write.sum")
-    if read is None and write is None:
-        return None
-    return (read or 0.0) + (write or 0.0)
+@dataclass(frozen=True)
+class Signals:
+    """Everything the detectors read about one kernel."""
 
+    k: KernelProfile
+    readings: dict[str, q.Reading]
+    stalls: Stalls | None
+    resources: dict[str, float]  # the build's ptxas report, when the collection recorded it
+    ceiling_gbps: float | None = None  # this device's measured copy ceiling, when known
 
-def top_pipe(k: KernelProfile) -> tuple[str, float, str]:
-    """(pipe, % of peak while active, bottleneck) of the busiest execution pipe."""
-    best = ("", 0.0, "")
-    for pipe, (names, bottleneck) in PIPES.items():
-        value = k.first(*names)
-        if value is not None and value > best[1]:
-            best = (pipe, value, bottleneck)
-    return best
+    @staticmethod
+    def of(k: KernelProfile, resources: dict[str, float] | None = None,
+           ceiling_gbps: float | None = None) -> Signals:
+        readings = {}
+        for quantity in q.QUANTITY_LIST:
+            found = quantity.read(k)
+            if found is not None:
+                readings[quantity.name] = found
+        return Signals(k, readings, stalls(k), dict(resources or {}), ceiling_gbps)
+
+    def has(self, name: str) -> bool:
+        return name in self.readings
+
+    def get(self, name: str, default: float | None = None) -> float | None:
+        found = self.readings.get(name)
+        return found.value if found is not None else default
+
+    def val(self, name: str, default: float = 0.0) -> float:
+        found = self.readings.get(name)
+        return found.value if found is not None else default
+
+    def ev(self, name: str, note: str = "", scale: float = 1.0, unit: str = "") -> Evidence:
+        """Evidence from a quantity, naming the metric it was read from."""
+        found = self.readings.get(name)
+        if found is None:
+            return Evidence(q.QUANTITIES[name].sources[0].label, "n/a", "", note)
+        return Evidence(found.metric, round(found.value * scale, 4), unit or found.unit, note)
+
+    def ev_metric(self, name: str, note: str = "") -> Evidence:
+        m = self.k.metrics.get(name)
+        if m is None:
+            return Evidence(name, "n/a", "", note)
+        return Evidence(name, m.value, m.unit, note)
+
+    # -- utilizations on one footing ------------------------------------------------------
+    @property
+    def active(self) -> float:
+        """Fraction of elapsed time the average SM had work; 1 when the report lacks it."""
+        return max(self.val("sm_active", 1.0), 1e-6)
+
+    def per_active(self, name: str) -> float:
+        """An elapsed-time utilization (dram, l2, sm) over the SMs' active time, 0..1."""
+        return min(1.0, self.val(name) / self.active)
+
+    def pipes(self) -> dict[str, float]:
+        return {p: v for p in PIPES if (v := self.get(f"pipe_{p}")) is not None}
+
+    def top_pipe(self) -> tuple[str, float]:
+        found = self.pipes()
+        if not found:
+            return "", 0.0
+        pipe = max(found, key=lambda p: found[p])
+        return pipe, found[pipe]
+
+    def busiest(self) -> tuple[str, float]:
+        """The busiest unit while the SMs are active: a memory level, a pipe or the issue
+        slots. Its utilization is how much of the active time some limit was reached."""
+        dram, l2 = self.per_active("dram"), self.per_active("l2")
+        if self.has("dram") and l2 < dram + L2_BEYOND_DRAM:
+            l2 = 0.0  # L2 carries every DRAM byte: streaming DRAM traffic is DRAM's load
+        units = {"DRAM": dram, "L2": l2, "L1": self.val("l1"), "issue": self.val("issue"),
+                 "LSU": self.val("pipe_LSU"), **self.pipes()}
+        name = max(units, key=lambda u: units[u])
+        pipe, busy = self.top_pipe()
+        if name == "issue" and pipe and busy >= units["issue"] - PIPE_NEAR_ISSUE:
+            name = pipe  # one instruction per cycle is also the FMA pipe's rate: name the pipe
+        return name, units[name]
+
+    @property
+    def exposure(self) -> float:
+        """Fraction of the active time no unit was near its limit: latency not hidden."""
+        return max(0.0, 1.0 - self.busiest()[1])
+
+    @property
+    def lanes(self) -> float:
+        """Active lanes per warp instruction / 32 (1 when the report lacks it)."""
+        return min(1.0, self.val("lanes", 32.0) / 32.0)
+
+    def stall_share(self, *reasons: str) -> float:
+        return self.stalls.share(*reasons) if self.stalls else 0.0
+
+    def stall_ev(self, reason: str, note: str = "") -> Evidence:
+        if self.stalls is None:
+            return Evidence(stall_name(reason), "n/a", "", note)
+        share = self.stalls.share(reason)
+        return Evidence(self.stalls.metric(reason), round(self.stalls.by_reason.get(reason, 0.0),
+                                                          4), "",
+                        (note + "; " if note else "") + f"{share:.0%} of stalls")
 
 
 def occupancy_limiter(k: KernelProfile) -> tuple[str, float] | None:
@@ -107,24 +205,3 @@ def occupancy_limiter(k: KernelProfile) -> tuple[str, float] | None:
     if not present:
         return None
     return min(present, key=lambda nv: (nv[1], list(LIMITERS).index(nv[0])))
-
-
-def global_waste(k: KernelProfile) -> tuple[float, str, float] | None:
-    """(fraction of fetched global bytes unused, metric, used %) for loads or stores,
-    whichever wastes more of the traffic it causes."""
-    worst = None
-    for op in ("ld", "st"):
-        used = k.value(f"smsp__sass_average_data_bytes_per_sector_mem_global_op_{op}.pct")
-        sectors = k.value(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum") or 0.0
-        if used is None or sectors <= 0:
-            continue
-        waste = sectors * (1 - used / 100)
-        if worst is None or waste > worst[0]:
-            worst = (waste, op, used, sectors)
-    if worst is None:
-        return None
-    total = sum(k.value(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum") or 0.0
-                for op in ("ld", "st"))
-    _, op, used, _ = worst
-    return (worst[0] / total if total else 0.0,
-            f"smsp__sass_average_data_bytes_per_sector_mem_global_op_{op}.pct", used)

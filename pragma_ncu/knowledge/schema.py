@@ -19,10 +19,17 @@ PROFILERS = ("ncu", "perf", "cachegrind")
 BOTTLENECKS: dict[str, str] = {
     "memory_bandwidth": "DRAM (or L2) bandwidth is the limit: the kernel moves bytes as fast as "
                         "the memory system allows",
+    "l2_bandwidth": "L2 bandwidth is the limit: data is re-read from L2 (or wasted and local "
+                    "traffic moves through it) faster than DRAM traffic explains",
+    "l1_bandwidth": "L1/shared-memory bandwidth is the limit: the SM moves data through L1 "
+                    "(shared memory, cached global or local accesses) as fast as it can",
     "memory_latency": "memory latency is exposed: too few bytes in flight to cover it",
+    "latency_bound": "no unit is busy: warps wait (on memory, dependencies, barriers or "
+                     "atomics) rather than work",
     "uncoalesced_access": "global accesses touch more sectors than the data they use",
     "shared_bank_conflicts": "shared-memory accesses are serialized by bank conflicts",
     "register_spills": "registers spill to local memory",
+    "local_memory": "per-thread arrays live in local memory (run-time indexing), not spills",
     "occupancy_registers": "registers per thread limit the warps resident per SM",
     "occupancy_shared": "shared memory per block limits the blocks resident per SM",
     "occupancy_block": "the block size or the per-SM block limit caps resident warps",

@@ -23,7 +23,9 @@ DEFAULT_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "MemoryWorkloadA
                     "ComputeWorkloadAnalysis", "SchedulerStats", "WarpStateStats")
 SOURCE_SECTIONS = ("SourceCounters",)
 
-# Metrics the diagnosis reads that the default sections do not carry (Hopper names, ncu 2025).
+# Metrics the diagnosis reads that the default sections do not carry (Hopper names, ncu 2025;
+# each is in `ncu --query-metrics --chip gh100`): sector use and counts, local memory (and
+# whether a warp's lanes scatter over their own slots), shared conflicts, atomics, lanes.
 DIAGNOSIS_METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -37,10 +39,19 @@ DIAGNOSIS_METRICS = (
     "smsp__sass_inst_executed_op_shared_st.sum",
     "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
     "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+    "smsp__sass_inst_executed_op_local_ld.sum",
+    "smsp__sass_inst_executed_op_local_st.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum",
+    "smsp__sass_inst_executed_op_global_st.sum",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+    "l1tex__t_sector_hit_rate.pct",
     "smsp__thread_inst_executed_per_inst_executed.ratio",
     "smsp__sass_average_branch_targets_threads_uniform.pct",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
     "smsp__sass_inst_executed_op_global_atom.sum",

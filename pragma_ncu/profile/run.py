@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pragma_ncu import task as tasks
@@ -106,7 +106,9 @@ def _collect_and_read(run: ProfileRun, settings: Settings, worker: list[str],
             "ceiling_gbps": run.ceiling.gbps if run.ceiling else None,
             "median_us": (run.measurement.timing.median_us
                           if run.measurement and run.measurement.timing else None),
-            "device": run.device.name if run.device else None}
+            "device": run.device.name if run.device else None,
+            # ptxas's report: spill and stack bytes tell spills from stack arrays
+            "resources": asdict(run.build.resources) if run.build.resources else None}
     try:
         profile = read_report(collection.report, settings, collection=info)
     except ReportError as exc:

@@ -36,9 +36,33 @@ def roofline_line(d: Diagnosis) -> str:
                      f"({r.ceiling_gbps:,.0f} GB/s)")
     if r.compute_pct is not None:
         parts.append(f"SM throughput {r.compute_pct:.0f}%")
-    if r.top_pipe:
-        parts.append(f"busiest pipe {r.top_pipe} {_num(r.top_pipe_pct)}%")
+    if r.binding:
+        parts.append(f"busiest unit while SMs work: {r.binding} {_num(r.binding_pct)}%"
+                     + (" (at the roofline)" if r.at_roofline else ""))
     return "; ".join(parts) or "not known from this profile"
+
+
+MAX_GAPS = 6
+
+
+def coverage_lines(d: Diagnosis) -> list[str]:
+    """What this collection could not assess, and the ncu command that would."""
+    if not d.not_assessed:
+        return []
+    gaps = [g for g in d.not_assessed if not g.inferred]
+    inferred = [g for g in d.not_assessed if g.inferred]
+    out = []
+    if gaps:
+        names = ", ".join(g.cause for g in gaps[:MAX_GAPS])
+        more = f" and {len(gaps) - MAX_GAPS} more" if len(gaps) > MAX_GAPS else ""
+        out.append(f"Not assessed (this collection lacks their metrics): {names}{more}.")
+    if inferred:
+        out.append("Only inferred from a proxy: " + ", ".join(g.cause for g in inferred) + ".")
+    if d.collect_command:
+        out.append(f"To assess them: {d.collect_command}")
+        out.append("  (or `ncu --set full ...`; for your own kernel, "
+                   "`pragma-ncu profile --kernel foo.cu` collects all of it)")
+    return out
 
 
 def _evidence_cell(e: Evidence) -> str:
@@ -83,6 +107,9 @@ def explain_text(d: Diagnosis, k: KernelProfile) -> str:
            f"Verdict: {d.classification}"
            + (f": {d.findings[0].title}" if d.findings else ": no bottleneck stands out"),
            f"Roofline: {roofline_line(d)}", ""]
+    gaps = coverage_lines(d)
+    if gaps:
+        out += [*gaps, ""]
     if d.findings:
         out.append("Findings, ranked by evidence (share = estimated share of time at stake):")
         out.append(tabulate(findings_rows(d), ["#", "cause", "share", "finding", "evidence"],
@@ -113,6 +140,9 @@ def explain_markdown(d: Diagnosis, k: KernelProfile) -> str:
            f"**Verdict:** {d.classification}"
            + (f": {d.findings[0].title}" if d.findings else ""), "",
            f"**Roofline:** {roofline_line(d)}", ""]
+    gaps = coverage_lines(d)
+    if gaps:
+        out += ["### Not assessed", "", *[f"- {line.strip()}" for line in gaps], ""]
     if d.findings:
         out += ["### Findings (ranked by evidence)", "",
                 tabulate([[c.replace("\n", "<br>") for c in r] for r in findings_rows(d)],

@@ -9,7 +9,7 @@ side there is no noise estimate: the threshold alone decides, and the verdict sa
 from __future__ import annotations
 
 from pragma_ncu import stats
-from pragma_ncu.diagnose import signals as sig
+from pragma_ncu.diagnose import quantities
 from pragma_ncu.triage.model import (
     IMPROVEMENT,
     REGRESSION,
@@ -23,8 +23,8 @@ from pragma_ncu.triage.model import (
 
 def ncu_us(match: KernelMatch) -> tuple[float | None, float | None]:
     """ncu's duration of each side in µs (gpu__time_duration.sum), None when not collected."""
-    b, n = match.base.first(*sig.DURATION), match.new.first(*sig.DURATION)
-    return (b / 1000 if b else None), (n / 1000 if n else None)
+    b, n = (quantities.read(k, "duration_ns") for k in (match.base, match.new))
+    return (b.value / 1000 if b else None), (n.value / 1000 if n else None)
 
 
 def duration_change(match: KernelMatch, base: Timing | None, new: Timing | None,

@@ -3,7 +3,7 @@ duration verdict and explain the change (diagnose on both sides, compared)."""
 
 from __future__ import annotations
 
-from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.compare import duration_change
@@ -59,10 +59,8 @@ def triage_kernel(m: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
                   threshold_pct: float) -> KernelTriage:
     """The verdict and the explanation of one matched kernel."""
     d = duration_change(m, base.timing_for(m.base), new.timing_for(m.new), threshold_pct)
-    db = diagnose(m.base, knowledge, base.profile.collection.get("ceiling_gbps"),
-                  base.profile.collection.get("source_file"))
-    dn = diagnose(m.new, knowledge, new.profile.collection.get("ceiling_gbps"),
-                  new.profile.collection.get("source_file"))
+    db = diagnose_in(base.profile, m.base, knowledge)
+    dn = diagnose_in(new.profile, m.new, knowledge)
     moves = evidence.movements(m.base, m.new, knowledge)
     rules = evidence.rule_changes(m.base, m.new)
     causes, relations = rank_causes(db, dn, d.base_us, d.new_us, moves, rules, knowledge)

@@ -18,9 +18,11 @@ then ranked by relevance = movement x relation weight x the score of the cause t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
+from pragma_ncu.diagnose import causality
+from pragma_ncu.diagnose.causality import MIN_OWN
 from pragma_ncu.diagnose.model import Diagnosis, Finding
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, Strategy
 from pragma_ncu.triage.evidence import Movement
@@ -104,8 +106,23 @@ def rank_causes(db: Diagnosis, dn: Diagnosis, t_base: float, t_new: float,
                             round(rise + W_METRICS * support + W_RULES * rules_net, 4),
                             round(rise, 4), sb, sn, round(support, 4), rules_net,
                             finding.summary, finding.actions))
-    causes.sort(key=lambda x: (-x.score, x.bottleneck))
-    return tuple(causes[:MAX_CAUSES]), relations
+    return tuple(_roots_first(causes)[:MAX_CAUSES]), relations
+
+
+def _roots_first(causes: list[Cause]) -> list[Cause]:
+    """Best explanation first; a cause that produces another listed one (causality.explains)
+    takes that one's score when its own evidence moved at least a quarter as much, and ranks
+    above it: a grown memory latency is explained by the occupancy that fell."""
+    by_name = {c.bottleneck: c for c in causes}
+    score = {c.bottleneck: c.score for c in causes}
+    pairs = [(r, s) for r in by_name for s in by_name if causality.explains(r, s)
+             and by_name[r].score > 0 and by_name[r].score >= MIN_OWN * by_name[s].score]
+    for root, symptom in pairs:
+        score[root] = max(score[root], score[symptom])
+    symptoms = {s for _, s in pairs}
+    ranked = [replace(c, score=round(score[c.bottleneck], 4)) for c in causes]
+    ranked.sort(key=lambda x: (-x.score, x.bottleneck in symptoms, x.bottleneck))
+    return ranked
 
 
 def metric_deltas(moves: Sequence[Movement], causes: Sequence[Cause],

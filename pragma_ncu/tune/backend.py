@@ -35,6 +35,7 @@ class Profiled:
     path: str = ""
     problem: str = ""
     profiler: str = ""  # the collector, and why that one where there was a choice
+    resources: dict[str, float] | None = None  # the build's ptxas report (spills, stack)
 
 
 class Backend(Protocol):
@@ -100,7 +101,8 @@ class GpuBackend:
         kernel = next((k for k in run.profile.kernels if k.name == spec.kernel_name),
                       run.profile.kernels[0])
         return Profiled(kernel, str(run.profile_path or ""),
-                        profiler=f"ncu {run.profile.ncu_version}".strip())
+                        profiler=f"ncu {run.profile.ncu_version}".strip(),
+                        resources=run.profile.collection.get("resources"))
 
     def clock(self) -> float:
         return time.perf_counter()

@@ -9,7 +9,7 @@ from typing import Any
 
 from pragma_ncu.coder.template import standalone
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.profile.model import profile_from_json
 from pragma_ncu.records import RoundRecord
@@ -44,7 +44,7 @@ def _diagnosis(ctx: Context, path: str) -> Diagnosis | None:
         return None
     kernel = next((k for k in profile.kernels if k.name == ctx.spec.kernel_name),
                   profile.kernels[0])
-    return diagnose(kernel, ctx.knowledge, ctx.backend.ceiling_gbps)
+    return diagnose_in(profile, kernel, ctx.knowledge, ctx.backend.ceiling_gbps)
 
 
 def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:

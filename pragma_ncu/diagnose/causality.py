@@ -1,0 +1,98 @@
+"""Root cause before symptom: when causes co-occur, rank the one that produces the other first.
+
+A small grid, low occupancy, scattered accesses, local memory or serialized atomics leave warps
+waiting: the latency those symptoms show is their effect, not a separate cause. A divergent
+branch keeps a pipe busy with idle lanes. A kernel too short to matter makes everything else
+moot. `SYMPTOMS` says which cause can produce which finding; when both are found, the cause
+takes the symptom's share of time (the time it puts at stake) and ranks first, and the
+symptom's summary says what it follows from. A cause whose own evidence accounts for less than
+a quarter of the symptom's share (`MIN_OWN`) is too small to explain it and keeps its own rank.
+
+Healthy is healthy: a limit (a bandwidth, a pipe, issue) that runs near its ceiling while the
+SMs have work (`NEAR_CEILING`) leaves little to gain there, so a loss elsewhere worth a fifth of
+the kernel's time or more (`WORTH_FIXING`: idle SMs, latency, waste) ranks above it. The limit
+stays in the list; it is what the kernel hits once the loss is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pragma_ncu.diagnose.model import Finding
+
+MIN_OWN = 0.25
+NEAR_CEILING = 0.8
+WORTH_FIXING = 0.2
+LIMITS = ("memory_bandwidth", "l2_bandwidth", "l1_bandwidth", "compute_fma", "compute_sfu",
+          "compute_fp64", "tensor_core", "instruction_issue")
+
+_OCCUPANCY = ("occupancy_registers", "occupancy_shared", "occupancy_block")
+_LATENCY_ROOTS = ("launch_overhead", "small_grid", "tail_effect", *_OCCUPANCY,
+                  "uncoalesced_access", "shared_bank_conflicts", "register_spills",
+                  "local_memory", "atomic_contention", "barrier_stall", "memory_latency")
+# symptom -> the causes that can produce it
+SYMPTOMS: dict[str, tuple[str, ...]] = {
+    "latency_bound": _LATENCY_ROOTS,
+    "memory_latency": tuple(r for r in _LATENCY_ROOTS
+                            if r not in ("memory_latency", "barrier_stall",
+                                         "shared_bank_conflicts")),
+    "small_grid": ("launch_overhead",),
+    "tail_effect": ("launch_overhead",),
+    **{o: ("launch_overhead", "register_spills", "local_memory") for o in _OCCUPANCY},
+    **{c: ("warp_divergence",) for c in ("compute_fma", "compute_sfu", "compute_fp64",
+                                         "tensor_core", "instruction_issue")},
+    # Wasted sector bytes and local traffic load the memory they cross.
+    **{b: ("uncoalesced_access", "register_spills", "local_memory")
+       for b in ("memory_bandwidth", "l2_bandwidth")},
+    "l1_bandwidth": ("uncoalesced_access", "shared_bank_conflicts", "register_spills",
+                     "local_memory"),
+}
+
+
+def explains(root: str, symptom: str) -> bool:
+    """Whether `root` can produce `symptom` (see SYMPTOMS)."""
+    return root != symptom and root in SYMPTOMS.get(symptom, ())
+
+
+def rank(findings: list[Finding], near_ceiling: dict[str, float] | None = None
+         ) -> list[Finding]:
+    """Findings best explanation first: causes above the symptoms they produce, and losses
+    worth fixing above limits that run near their ceiling. `near_ceiling` maps a limit
+    finding's bottleneck to its unit's utilization while the SMs are active."""
+    present = {f.bottleneck: f for f in findings}
+    score = {name: f.score for name, f in present.items()}
+    edges = [(root, symptom) for symptom in present for root in present
+             if explains(root, symptom) and present[root].score >= MIN_OWN * present[symptom].score]
+    for _ in range(len(present)):  # causes chain (occupancy -> memory latency -> latency)
+        changed = False
+        for root, symptom in edges:
+            if score[symptom] > score[root]:
+                score[root], changed = score[symptom], True
+        if not changed:
+            break
+    depth = {name: len(_ancestors(name, edges)) for name in present}
+    worth = any(f.bottleneck not in LIMITS and score[f.bottleneck] >= WORTH_FIXING
+                for f in findings)
+    healthy = {b for b, level in (near_ceiling or {}).items() if level >= NEAR_CEILING}
+    out = []
+    for f in findings:
+        causes = [root for root, symptom in edges if symptom == f.bottleneck]
+        summary = f.summary + (f" Here it follows from {', '.join(causes)}." if causes else "")
+        demoted = worth and f.bottleneck in healthy
+        out.append((replace(f, score=score[f.bottleneck], summary=summary), f, demoted))
+    out.sort(key=lambda t: (t[2], -t[0].score, depth[t[0].bottleneck], -t[1].score,
+                            t[0].bottleneck))
+    return [f for f, _, _ in out]
+
+
+def _ancestors(name: str, edges: list[tuple[str, str]]) -> set[str]:
+    """The present causes that explain `name`, directly or through another symptom."""
+    found: set[str] = set()
+    frontier = [name]
+    while frontier:
+        current = frontier.pop()
+        for root, symptom in edges:
+            if symptom == current and root not in found:
+                found.add(root)
+                frontier.append(root)
+    return found
