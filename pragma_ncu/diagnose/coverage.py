@@ -37,14 +37,19 @@ NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]] = {
     "barrier_stall": ((("stalls",),), ()),
     "atomic_contention": ((("atomic_requests", "memory_requests"),), ("l2_atomic_busiest",)),
 }
-# quantity -> the ncu section that carries it (beside the default set's)
+# quantity -> the ncu section that carries it (beside the default set's), as the section files
+# of ncu 2025.3 define them (the memory tables are MemoryWorkloadAnalysis_Tables' built-ins)
 SECTION_OF: dict[str, str] = {
     "stalls": "WarpStateStats", "lanes": "WarpStateStats",
-    "global_ld_bytes_per_sector": "SourceCounters", "global_st_bytes_per_sector": "SourceCounters",
-    "spill_instructions": "SourceCounters", "local_instructions": "SourceCounters",
+    "global_ld_bytes_per_sector": "MemoryWorkloadAnalysis_Tables",
+    "global_st_bytes_per_sector": "MemoryWorkloadAnalysis_Tables",
+    "global_excess_sectors": "SourceCounters",
+    "spill_instructions": "MemoryWorkloadAnalysis",
+    "local_instructions": "MemoryWorkloadAnalysis", "l1_hit_rate": "MemoryWorkloadAnalysis",
     "shared_excess": "MemoryWorkloadAnalysis_Tables",
     "shared_wavefronts": "MemoryWorkloadAnalysis_Tables",
     "local_bytes": "MemoryWorkloadAnalysis_Tables",
+    "local_sectors_per_request": "MemoryWorkloadAnalysis_Tables",
     "atomic_requests": "MemoryWorkloadAnalysis_Tables",
     "memory_requests": "MemoryWorkloadAnalysis_Tables",
     "pipe_FMA": "ComputeWorkloadAnalysis", "pipe_ALU": "ComputeWorkloadAnalysis",
@@ -70,6 +75,9 @@ def gaps(s: Signals) -> tuple[Gap, ...]:
         sections = tuple(dict.fromkeys(SECTION_OF.get(q, "") for q in missing if q in SECTION_OF))
         inferred = any(s.has(p) for p in proxies)
         out.append(Gap(cause, missing, sections, inferred))
+    if not s.k.hotspots:  # which source lines: what every cause's fix starts from
+        out.append(Gap("source lines", ("warp-state samples per source line",),
+                       ("SourceCounters",)))
     return tuple(out)
 
 

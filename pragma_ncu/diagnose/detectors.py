@@ -20,7 +20,6 @@ from collections.abc import Callable
 
 from pragma_ncu.diagnose.model import Evidence, Finding
 from pragma_ncu.diagnose.signals import (
-    L2_BEYOND_DRAM,
     LIMITERS,
     PIPES,
     Signals,
@@ -80,8 +79,8 @@ def _dram_waste(s: Signals) -> float:
 
 def l2_bandwidth(s: Signals) -> Finding | None:
     l2, dram = s.val("l2"), s.val("dram")
-    # L2 carries every DRAM byte too: L2-bound means L2 work well beyond the DRAM traffic.
-    if not s.has("l2") or s.per_active("l2") < BUSY or l2 < dram + L2_BEYOND_DRAM:
+    # L2 carries every DRAM byte too: L2-bound means L2 work beyond the DRAM traffic.
+    if not s.has("l2") or s.per_active("l2") < BUSY or not s.l2_serves_its_own():
         return None
     useful = (1 - global_waste_share(s)) * (1 - local_fraction(s))
     return _f("l2_bandwidth", "L2-bandwidth-bound: data served from L2 at its limit",

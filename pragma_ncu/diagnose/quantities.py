@@ -149,6 +149,8 @@ QUANTITY_LIST: tuple[Quantity, ...] = (
                     unit="byte")), "MemoryWorkloadAnalysis"),
     Quantity("l1_hit_rate", "share of L1 sector lookups that hit (0..1)",
              (metric("l1tex__t_sector_hit_rate.pct", 0.01),), "MemoryWorkloadAnalysis"),
+    Quantity("l2_hit_rate", "share of L2 sector lookups that hit (0..1)",
+             (metric("lts__t_sector_hit_rate.pct", 0.01),), "MemoryWorkloadAnalysis"),
     Quantity("l2", "L2 throughput, fraction of peak over elapsed time",
              (metric("lts__throughput" + _PCT_E, 0.01),), _SOL),
     Quantity("l1", "L1/TEX throughput, fraction of peak while SMs are active",

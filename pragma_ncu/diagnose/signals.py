@@ -38,6 +38,7 @@ LIMITERS = {
 NOT_STALLS = ("selected",)  # "selected" is the issue itself, not a wait
 PIPE_NEAR_ISSUE = 0.1  # a pipe this close to the issue rate is what the issue rate serves
 L2_BEYOND_DRAM = 0.15  # L2 is its own limit only when it does this much more than DRAM's share
+L2_REUSE_HITS = 0.6  # ... and serves hits: a streaming kernel's L2 hit rate is about 0.5
 
 
 def stall_name(reason: str) -> str:
@@ -166,7 +167,7 @@ class Signals:
         """The busiest unit while the SMs are active: a memory level, a pipe or the issue
         slots. Its utilization is how much of the active time some limit was reached."""
         dram, l2 = self.per_active("dram"), self.per_active("l2")
-        if self.has("dram") and l2 < dram + L2_BEYOND_DRAM:
+        if not self.l2_serves_its_own():
             l2 = 0.0  # L2 carries every DRAM byte: streaming DRAM traffic is DRAM's load
         units = {"DRAM": dram, "L2": l2, "L1": self.val("l1"), "issue": self.val("issue"),
                  "LSU": self.val("pipe_LSU"), **self.pipes()}
@@ -175,6 +176,14 @@ class Signals:
         if name == "issue" and pipe and busy >= units["issue"] - PIPE_NEAR_ISSUE:
             name = pipe  # one instruction per cycle is also the FMA pipe's rate: name the pipe
         return name, units[name]
+
+    def l2_serves_its_own(self) -> bool:
+        """Whether the L2 does work of its own beyond passing DRAM traffic through: clearly
+        busier than DRAM, and (where the report has it) hitting: a streaming kernel's stores
+        hit on write-allocate and its loads miss, about half; re-read data hits far more."""
+        if self.has("dram") and self.val("l2") < self.val("dram") + L2_BEYOND_DRAM:
+            return False
+        return not self.has("l2_hit_rate") or self.val("l2_hit_rate") >= L2_REUSE_HITS
 
     @property
     def exposure(self) -> float:

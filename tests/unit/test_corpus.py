@@ -1,5 +1,5 @@
 """The diagnosis on the calibration corpus, recorded on an H200 three ways (ncu's default set,
-`--set full`, `pragma-ncu profile`): 59 kernels, 22 causes, compound cases, two held-out sets.
+`--set full`, `pragma-ncu profile`): 59 kernels, 21 causes, compound cases, two held-out sets.
 See examples/corpus/README.md and docs/profiler.md."""
 
 from __future__ import annotations
