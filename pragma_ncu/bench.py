@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from pragma_ncu import task as tasks
 from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import Ceiling, ceiling_for
+from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for, compute_ceiling_for
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.toolchain import arch_flag, find_nvcc
+from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
 from pragma_ncu.worker.protocol import TimingConfig
 
 DEFAULT_ARCH = "sm_90"
@@ -36,6 +36,7 @@ class BenchReport:
     no_gpu_reason: str | None
     ceiling: Ceiling | None
     rows: tuple[BenchRow, ...]
+    compute: ComputeCeiling | None = None  # measured when the spec counts FLOPs
 
     @property
     def all_verified(self) -> bool:
@@ -63,12 +64,25 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
     assert harness.cubin_path is not None
     progress("copy-bandwidth ceiling")
     ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
+    compute = None
+    if any(task.flops for _, task in tasks_by_shape):
+        progress("compute ceilings")
+        compute = measured_compute(runner, target, nvcc, settings)
     rows = []
     for shape, task in tasks_by_shape:
         progress(f"shape {shape.name} ({shape.label()})")
         req = tasks.eval_request(spec, task, built, harness, timing=timing or TimingConfig())
         rows.append(BenchRow(shape, task, runner.evaluate(req)))
-    return BenchReport(spec, params, built, device, None, ceiling, tuple(rows))
+    return BenchReport(spec, params, built, device, None, ceiling, tuple(rows), compute)
+
+
+def measured_compute(runner: Runner, arch: str, nvcc: NvccInfo, settings: Settings,
+                     refresh: bool = False) -> ComputeCeiling:
+    """This device's compute ceilings (cached after the first measurement)."""
+    peaks = tasks.build_peaks(arch, nvcc, settings)
+    assert peaks.cubin_path is not None
+    return compute_ceiling_for(runner, peaks.cubin_path,
+                               settings.cache_dir / "compute_ceilings.json", refresh)
 
 
 def _open_device(runner: Runner, progress: Progress) -> tuple[DeviceInfo | None, str | None]:

@@ -1,4 +1,5 @@
-"""The copy-bandwidth ceiling of a device: measured once by the worker, cached per device."""
+"""A device's ceilings, measured once by the worker and cached per device and driver: the copy
+bandwidth (ceilings.json) and each compute unit's rate (compute_ceilings.json)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from pragma_ncu.runner import Runner
 
@@ -28,7 +30,7 @@ def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
     host memory and needs no harness)."""
     device = runner.hello()
     key = device.cache_key
-    cache = _read(cache_file)
+    cache = read_cache(cache_file)
     if not refresh and key in cache:
         return Ceiling(**{**cache[key], "cached": True})
     answer = runner.call({"op": "ceiling", "harness": harness_cubin, "bytes": nbytes})
@@ -38,17 +40,21 @@ def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
     result = Ceiling(gbps=c["gbps"], method=c["method"], methods=c["methods"], device=device.name,
                      measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
     cache[key] = {k: v for k, v in asdict(result).items() if k != "cached"}
+    write_cache(cache_file, cache)
+    return result
+
+
+def write_cache(cache_file: Path, cache: dict) -> None:
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_file.with_suffix(".tmp")
     tmp.write_text(json.dumps(cache, indent=1))
     tmp.replace(cache_file)
-    return result
 
 
 def cached_for_device(cache_file: Path, device_name: str) -> Ceiling | None:
     """The newest ceiling measured on a device of this name (any driver), for a report made
     elsewhere: a user's report names its GPU, and this machine may have measured one alike."""
-    found = [v for v in _read(cache_file).values()
+    found = [v for v in read_cache(cache_file).values()
              if isinstance(v, dict) and v.get("device") == device_name and v.get("gbps")]
     if not found:
         return None
@@ -56,9 +62,51 @@ def cached_for_device(cache_file: Path, device_name: str) -> Ceiling | None:
     return Ceiling(**{**newest, "cached": True})
 
 
-def _read(path: Path) -> dict:
+def read_cache(path: Path) -> dict:
+    """A ceilings cache file's entries by device key ({} when missing or unreadable)."""
     try:
         data = json.loads(path.read_text())
         return data if isinstance(data, dict) else {}
     except (OSError, json.JSONDecodeError):
         return {}
+
+
+@dataclass(frozen=True)
+class ComputeCeiling:
+    """Measured operations per second of each compute unit (peaks.cu), and the vendor GEMM's
+    TFLOP/s for reference; `per_second` keys are roofline.COMPUTE_KINDS' units."""
+
+    per_second: dict[str, float]
+    vendor_tflops: dict[str, float]
+    device: str
+    measured_at: str
+    cached: bool = False
+
+
+def compute_ceiling_for(runner: Runner, peaks_cubin: str, cache_file: Path,
+                        refresh: bool = False) -> ComputeCeiling:
+    """This device's compute ceilings from the cache, or measured now and cached (per device
+    and driver, like the copy ceiling)."""
+    device = runner.hello()
+    cache = read_cache(cache_file)
+    if not refresh and device.cache_key in cache:
+        return ComputeCeiling(**{**cache[device.cache_key], "cached": True})
+    answer = runner.call({"op": "compute_ceiling", "peaks": peaks_cubin})
+    if not answer.get("ok"):
+        raise RuntimeError(f"measuring the compute ceilings failed: {answer.get('error')}")
+    c = answer["ceiling"]
+    result = ComputeCeiling(per_second=c["per_second"], vendor_tflops=c["vendor"],
+                            device=device.name, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
+    cache[device.cache_key] = {k: v for k, v in asdict(result).items() if k != "cached"}
+    write_cache(cache_file, cache)
+    return result
+
+
+def cached_compute_for_device(cache_file: Path, device_name: str) -> ComputeCeiling | None:
+    """The newest compute ceilings measured on a device of this name (any driver)."""
+    found: list[dict[str, Any]] = [v for v in read_cache(cache_file).values()
+                                   if isinstance(v, dict) and v.get("device") == device_name]
+    if not found:
+        return None
+    newest = max(found, key=lambda v: str(v.get("measured_at", "")))
+    return ComputeCeiling(**{**newest, "cached": True})

@@ -35,7 +35,12 @@ class KernelState:
     objective_us: float | None = None  # geometric mean of times_us
     verified: bool = False
     failure: str = ""
-    ceiling_fraction: float | None = None  # copy time / kernel time, geomean over shapes
+    # the attainable roofline's time / the kernel's time, geomean over shapes: the larger of a
+    # same-size copy and the FLOPs at the compute ceiling (pragma_ncu.roofline)
+    ceiling_fraction: float | None = None
+    bound_by: str = ""  # which ceiling sets that roofline: memory, or a compute unit
+    intensity: float | None = None  # FLOP per byte at the first tuned shape (with FLOPs)
+    flop_rate: float | None = None  # FLOP/s achieved there
     metrics: dict[str, float] = field(default_factory=dict)  # key ncu metrics (see KEY_METRICS)
     registers: int | None = None
     classification: str = ""  # the diagnosis' top bottleneck

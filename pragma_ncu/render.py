@@ -9,6 +9,8 @@ from tabulate import tabulate
 
 from pragma_ncu.bench import BenchReport, BenchRow
 from pragma_ncu.build import BuildResult
+from pragma_ncu.ceilings import ComputeCeiling
+from pragma_ncu.roofline import COMPUTE_KINDS, MEMORY, attainable
 
 
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
@@ -23,7 +25,14 @@ def bench_rows(report: BenchReport) -> list[dict[str, Any]]:
     for row in report.rows:
         m = row.measurement
         t = m.timing
+        bound = attainable(row.task.bytes_moved, row.task.flops, report.spec.compute, ceiling,
+                           report.compute.per_second if report.compute else None)
+        frac = bound.fraction(t.median_us) if bound and t else None
         out.append({
+            "pct_of_roofline": 100 * frac if frac is not None else None,
+            "bound_by": bound.binding if bound else None,
+            "tflops": (row.task.flops / (t.median_us * 1e6) if row.task.flops and t
+                       else None),
             "shape": row.shape.name, "dims": row.shape.label(), "status": m.status.value,
             "median_us": t.median_us if t else None,
             "spread_pct": t.spread_pct if t else None, "reps": t.reps if t else None,
@@ -40,17 +49,24 @@ def bench_rows(report: BenchReport) -> list[dict[str, Any]]:
 
 
 def bench_table(report: BenchReport) -> str:
-    headers = ["shape", "median µs", "spread", "GB/s", "% ceiling", "% copy", "regs", "spill B",
-               "occupancy", "status"]
+    rows = bench_rows(report)
+    flops = any(r["tflops"] is not None for r in rows)
+    headers = ["shape", "median µs", "spread", "GB/s", *(["TFLOP/s"] if flops else []),
+               "% roofline", "bound by", "% copy", "regs", "spill B", "occupancy", "status"]
     table = []
-    for r in bench_rows(report):
+    for r in rows:
         table.append([
             r["shape"], _fmt(r["median_us"], ".2f"), _fmt(r["spread_pct"], ".1f", "%"),
-            _fmt(r["gbps"], ".0f"), _fmt(r["pct_of_ceiling"], ".1f"),
+            _fmt(r["gbps"], ".0f"), *([_fmt(r["tflops"], ".2f")] if flops else []),
+            _fmt(r["pct_of_roofline"], ".1f"), _short_binding(r["bound_by"]),
             _fmt(r["pct_of_same_size_copy"], ".1f"), r["registers"], r["spill_bytes"],
             _fmt(r["occupancy_pct"], ".0f", "%"), r["status"],
         ])
     return tabulate(table, headers=headers, disable_numparse=True)
+
+
+def _short_binding(binding: str | None) -> str:
+    return "-" if binding is None else ("memory" if binding == MEMORY else binding)
 
 
 def bench_header(report: BenchReport) -> list[str]:
@@ -65,7 +81,19 @@ def bench_header(report: BenchReport) -> list[str]:
         c = report.ceiling
         lines.append(f"ceiling {c.gbps:.0f} GB/s device copy ({c.method}; measured "
                      f"{c.measured_at}{', cached' if c.cached else ''})")
+    if report.compute is not None:
+        lines.append("compute " + compute_line(report.compute))
     return lines
+
+
+def compute_line(c: ComputeCeiling) -> str:
+    """The measured compute ceilings in one line (TFLOP/s; the SFU in T op/s)."""
+    shown = [f"{COMPUTE_KINDS[k][1]} {c.per_second[v] / 1e12:.1f}"
+             for k, (v, _) in COMPUTE_KINDS.items() if v in c.per_second]
+    vendor = [f"{k} {v:.1f}" for k, v in c.vendor_tflops.items()]
+    return ("; ".join(shown) + " T/s" + (f"; vendor GEMM {', '.join(vendor)} TFLOP/s"
+                                         if vendor else "")
+            + f" (measured {c.measured_at}{', cached' if c.cached else ''})")
 
 
 def build_line(b: BuildResult) -> str:
@@ -90,6 +118,7 @@ def bench_json(report: BenchReport) -> dict[str, Any]:
         "device": asdict(report.device) if report.device else None,
         "no_gpu": report.no_gpu_reason,
         "ceiling": asdict(report.ceiling) if report.ceiling else None,
+        "compute_ceiling": asdict(report.compute) if report.compute else None,
         "rows": bench_rows(report),
         "measurements": [row_json(r) for r in report.rows],
     }

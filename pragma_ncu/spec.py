@@ -124,6 +124,7 @@ class TaskSpec:
     reference: Reference = field(default_factory=Reference)
     bytes_expr: str | None = None
     flops_expr: str | None = None
+    compute: str = "fp32"  # which compute ceiling the flops run on (roofline.COMPUTE_KINDS)
     template_args: tuple[str, ...] = ()  # C++ template parameters of the kernel, in order
     restrictions: tuple[str, ...] = ()  # expressions over params and dims that must hold
 

@@ -27,7 +27,7 @@ _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "refe
 _KEYS = {
     "kernel": {"name", "source", "flags", "template_args"}, "tune": {"restrictions"},
     "param": {"default", "values", "flag"}, "launch": {"grid", "block", "shared_mem"},
-    "metrics": {"bytes", "flops"}, "reference": {"function"},
+    "metrics": {"bytes", "flops", "compute"}, "reference": {"function"},
     "arg": {"name", "dtype", "role", "shape", "value", "init"},
 }
 _DISTS = {"normal": ("mean", "std"), "uniform": ("low", "high"), "randint": ("low", "high")}
@@ -82,13 +82,24 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
         tolerance=_parse_tolerance(_table(data, "tolerance", w), w),
         reference=_parse_reference(_table(data, "reference", w), spec_path, w),
         bytes_expr=_opt_expr(metrics, "bytes", w), flops_expr=_opt_expr(metrics, "flops", w),
-        template_args=template_args, restrictions=restrictions,
+        compute=_compute_kind(metrics, w), template_args=template_args,
+        restrictions=restrictions,
     )
     _check_names(spec, w)
     _check_template_args(spec, w)
     if cpu:
         _check_cpu(spec, w)
     return spec
+
+
+COMPUTE_KINDS = ("fp32", "fp64", "fp16_tensor", "bf16_tensor", "sfu")
+
+
+def _compute_kind(metrics: dict[str, Any], w: str) -> str:
+    kind = metrics.get("compute", "fp32")
+    if kind not in COMPUTE_KINDS:
+        raise SpecError(w, "metrics.compute", f"one of {', '.join(COMPUTE_KINDS)}", kind)
+    return str(kind)
 
 
 def _table(data: dict[str, Any], key: str, w: str, required: bool = False) -> dict[str, Any]:

@@ -82,6 +82,18 @@ def build_with_harness(spec: TaskSpec, arch: str, nvcc: NvccInfo, settings: Sett
     return kernel, _checked_harness(harness, arch)
 
 
+def peaks_request(arch: str) -> BuildRequest:
+    text = resources.files("pragma_ncu.worker").joinpath("peaks.cu").read_text()
+    return BuildRequest(source=text, source_name="peaks.cu", kernel_name="peak_ffma", arch=arch,
+                        lineinfo=False)
+
+
+def build_peaks(arch: str, nvcc: NvccInfo, settings: Settings) -> BuildResult:
+    """The compute-ceiling microbenchmarks (worker/peaks.cu) for `arch`."""
+    return _checked_harness(build(peaks_request(arch), nvcc,
+                                  BuildCache(settings.cache_dir / "build")), arch)
+
+
 def build_harness(arch: str, nvcc: NvccInfo, settings: Settings) -> BuildResult:
     """The harness alone (copies, L2 flush, checks), for callers that build kernels themselves."""
     return _checked_harness(build(harness_request(arch), nvcc,

@@ -36,8 +36,10 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
           fmt: str) -> None:
     """Build, verify and time a kernel at each shape of its spec.
 
-    Prints one row per shape: median time and spread, achieved GB/s, percent of the
-    device's measured copy ceiling and of a same-size copy, registers, spills, theoretical
+    Prints one row per shape: median time and spread, achieved GB/s (and TFLOP/s with the
+    spec's metrics.flops), percent of the attainable roofline (the measured copy ceiling, or
+    the measured compute ceiling where that binds) and of a same-size copy, registers, spills,
+    theoretical
     occupancy and the verification status. Exit status: 0 all verified (or no GPU), 1 a shape
     failed, 2 bad input, 3 no GPU with --require-gpu.
     """

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pragma_ncu.ceilings import cached_for_device
+from pragma_ncu.ceilings import cached_compute_for_device, cached_for_device
 from pragma_ncu.cli.common import emit_json
 from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cli.profile_cmd import do_cpu_profile, do_profile, profile_options
@@ -50,19 +50,23 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
                     timeout, fmt)
     kernels = _select(profile, kernel_name)
     knowledge = load_compendium()
-    ceiling = ceiling_gbps or profile.collection.get("ceiling_gbps") or _device_ceiling(kernels)
-    results = [(k, diagnose_in(profile, k, knowledge, ceiling)) for k in kernels]
+    device = _device_name(kernels)
+    cache = load_settings().cache_dir
+    copy = cached_for_device(cache / "ceilings.json", device) if device else None
+    compute = cached_compute_for_device(cache / "compute_ceilings.json", device) \
+        if device else None
+    ceiling = ceiling_gbps or profile.collection.get("ceiling_gbps") or (copy.gbps if copy
+                                                                          else None)
+    results = [(k, diagnose_in(profile, k, knowledge, ceiling,
+                               compute.per_second if compute else None)) for k in kernels]
     _emit(results, profile, fmt)
 
 
-def _device_ceiling(kernels: list[KernelProfile]) -> float | None:
-    """The copy ceiling this machine measured on the report's GPU, if it has one cached."""
+def _device_name(kernels: list[KernelProfile]) -> str | None:
+    """The report's GPU, to look up ceilings this machine measured on one like it."""
     names = {str(k.metrics["device__attribute_display_name"].value) for k in kernels
              if "device__attribute_display_name" in k.metrics}
-    if len(names) != 1:
-        return None
-    found = cached_for_device(load_settings().cache_dir / "ceilings.json", names.pop())
-    return found.gbps if found else None
+    return names.pop() if len(names) == 1 else None
 
 
 def _load(target: Path, reader: str, spec: Path | None, shape: str | None,

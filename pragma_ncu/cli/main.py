@@ -7,6 +7,7 @@ import click
 from pragma_ncu import __version__
 from pragma_ncu.cli.autotune_cmd import autotune
 from pragma_ncu.cli.bench_cmd import bench
+from pragma_ncu.cli.ceilings_cmd import ceilings
 from pragma_ncu.cli.doctor_cmd import doctor
 from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
@@ -29,6 +30,7 @@ def cli() -> None:
 
 cli.add_command(bench)
 cli.add_command(autotune)
+cli.add_command(ceilings)
 cli.add_command(doctor)
 knowledge.add_command(knowledge_build)
 cli.add_command(knowledge)

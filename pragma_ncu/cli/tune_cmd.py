@@ -47,7 +47,9 @@ from pragma_ncu.tuner.space import Space
 @click.option("--rounds", type=int, default=5, show_default=True,
               help="Rounds after the baseline at most.")
 @click.option("--target", type=float, default=0.9, show_default=True,
-              help="Stop when the best reaches this fraction of the measured copy ceiling.")
+              help="Stop when the best reaches this fraction of the attainable roofline: the "
+              "measured copy ceiling, or with the spec's metrics.flops the measured compute "
+              "ceiling where that binds.")
 @click.option("--patience", type=int, default=2, show_default=True,
               help="Stop after this many rounds without an accepted candidate.")
 @click.option("--budget", type=int, default=200, show_default=True,

@@ -9,6 +9,7 @@ from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.engine import Knowledge
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.records import Bullet, Citation, KernelState
+from pragma_ncu.roofline import MEMORY
 
 if TYPE_CHECKING:
     from pragma_ncu.conductor.rules import Policy, Situation
@@ -78,13 +79,15 @@ def _roofline(best: KernelState, policy: Policy, who: str) -> Bullet:
     if dram is not None:
         values[DRAM_PCT] = f"{dram:.1f}%"
     if best.ceiling_fraction is None:
-        return Bullet(f"{who}'s distance to the memory roofline is unknown (no copy "
+        return Bullet(f"{who}'s distance to the roofline is unknown (no copy "
                       "ceiling was measured)", values)
-    values["copy-ceiling fraction"] = f"{100 * best.ceiling_fraction:.1f}%"
+    values["roofline fraction"] = f"{100 * best.ceiling_fraction:.1f}%"
     dram_txt = f"; ncu's DRAM throughput {dram:.1f}% of peak" if dram is not None else ""
-    return Bullet(f"{who} runs at {100 * best.ceiling_fraction:.1f}% of the "
-                  f"measured copy ceiling (stop target {100 * policy.target_fraction:.0f}%)"
-                  f"{dram_txt}", values)
+    bound = best.bound_by or MEMORY
+    ceiling = "the measured copy ceiling" if bound == MEMORY else f"the measured {bound} ceiling"
+    return Bullet(f"{who} runs at {100 * best.ceiling_fraction:.1f}% of the attainable "
+                  f"roofline, set by {ceiling} (stop target "
+                  f"{100 * policy.target_fraction:.0f}%){dram_txt}", values)
 
 
 def _findings(d: Diagnosis | None) -> Iterator[Bullet]:

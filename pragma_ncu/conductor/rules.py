@@ -23,6 +23,7 @@ from pragma_ncu.conductor import explain
 from pragma_ncu.diagnose.engine import Knowledge
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
+from pragma_ncu.roofline import MEMORY
 from pragma_ncu.spec import Param
 
 REGISTER_CAP = "MAXRREG"  # the parameter a register-cap move adds
@@ -32,11 +33,11 @@ REGISTER_CAPS = (0, 32, 64, 128)  # 0: no cap (the flag is left out)
 @dataclass(frozen=True)
 class Policy:
     max_rounds: int = 5  # rounds after the baseline
-    target_fraction: float = 0.90  # stop within 10% of the measured copy ceiling
+    target_fraction: float = 0.90  # stop within 10% of the attainable roofline
     patience: int = 2  # rounds without an accepted candidate before stopping
     llm: bool = False  # a coder LLM is configured
     max_repairs: int = 2  # consecutive repairs before escalating to a rewrite
-    rewrite_below: float = 0.70  # with an LLM: below this fraction of the copy ceiling after a
+    rewrite_below: float = 0.70  # with an LLM: below this fraction of the roofline after a
     # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
 
 
@@ -96,14 +97,22 @@ def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
         return _with(base, "stop", f"the round budget ({policy.max_rounds}) is spent")
     frac = s.best.ceiling_fraction
     if frac is not None and frac >= policy.target_fraction:
-        return _with(base, "stop", f"the best runs at {100 * frac:.1f}% of the measured copy "
-                     f"ceiling (target {100 * policy.target_fraction:.0f}%): little is left "
-                     "to gain", llm_note=_note(s, policy))
+        return _with(base, "stop", f"the best runs at {100 * frac:.1f}% of the attainable "
+                     f"roofline ({roofline_name(s.best)}; target "
+                     f"{100 * policy.target_fraction:.0f}%): little is left to gain",
+                     llm_note=_note(s, policy))
     idle = _rounds_without_gain(s)
     if idle >= policy.patience:
         return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "
                      "improvement", llm_note=_note(s, policy))
     return None
+
+
+def roofline_name(best: KernelState) -> str:
+    """Which ceiling the best's roofline stands on, in words."""
+    bound = best.bound_by or MEMORY
+    return "bound by the measured copy ceiling" if bound == MEMORY else \
+        f"bound by the measured {bound} ceiling"
 
 
 def _first_tune(s: Situation, base: Decision) -> Decision | None:
@@ -125,7 +134,8 @@ def _far_from_roofline(s: Situation, policy: Policy, base: Decision) -> Decision
     if not policy.llm or s.round < 1 or frac is None or frac >= policy.rewrite_below:
         return None
     return _with(base, "rewrite", f"after searching its knobs the best runs at "
-                 f"{100 * frac:.1f}% of the copy ceiling (below {100 * policy.rewrite_below:.0f}%"
+                 f"{100 * frac:.1f}% of the attainable roofline ({roofline_name(s.best)}; below "
+                 f"{100 * policy.rewrite_below:.0f}%"
                  "): the gap is structural; ask the coder for a rewrite",
                  guidance=explain.guidance(s.diagnosis), route="designer")
 

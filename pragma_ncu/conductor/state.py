@@ -7,6 +7,7 @@ from typing import Any
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.records import KernelState
+from pragma_ncu.roofline import ComputeRate, shape_fraction
 from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.model import Retest
 
@@ -40,26 +41,49 @@ MAX_FINDINGS = 3
 
 def kernel_state(round_: int, variant: str, variant_key: str, source_hash: str,
                  retest: Retest, *, verified: bool, failure: str = "",
-                 registers: int | None = None) -> KernelState:
-    """The measured part of a state; `with_profile` adds the profile's part."""
+                 registers: int | None = None, compute: ComputeRate | None = None
+                 ) -> KernelState:
+    """The measured part of a state; `with_profile` adds the profile's part. `compute` is the
+    device's ceiling for the unit the spec's FLOPs run on (none: memory roofline only)."""
     times = {s.shape: s.median_us for s in retest.shapes}
     noise = {s.shape: s.noise_us for s in retest.shapes}
     ok = verified and retest.status == "ok"
+    frac, bound = roofline_fraction(retest, compute)
+    point = _roofline_point(retest)
     return KernelState(
         round=round_, variant=variant, variant_key=variant_key, source_hash=source_hash,
         params=dict(retest.point), times_us=times if ok else {}, noise_us=noise if ok else {},
         objective_us=retest.objective if ok else None, verified=ok,
         failure="" if ok else (failure or f"{retest.status}: {retest.message}"),
-        ceiling_fraction=copy_fraction(retest) if ok else None, registers=registers)
+        ceiling_fraction=frac if ok else None, bound_by=bound if ok else "",
+        registers=registers, intensity=point[0] if ok else None,
+        flop_rate=point[1] if ok else None)
 
 
-def copy_fraction(retest: Retest) -> float | None:
-    """How close to the memory roofline: the time of a same-size device copy over the kernel's
-    time, as a geometric mean over the shapes (1.0 = as fast as a copy of the same bytes)."""
-    ratios = [s.copy_us / s.median_us for s in retest.shapes if s.copy_us and s.median_us > 0]
-    if not ratios or len(ratios) != len(retest.shapes):
-        return None
-    return geomean(ratios)
+def _roofline_point(retest: Retest) -> tuple[float | None, float | None]:
+    """Where the first tuned shape sits on a roofline chart: (FLOP per byte, FLOP/s); needs
+    the spec's FLOPs."""
+    s = retest.shapes[0] if retest.shapes else None
+    if s is None or not s.flops or not s.gbps or s.median_us <= 0:
+        return None, None
+    return s.flops / (s.gbps * s.median_us * 1e3), s.flops / (s.median_us * 1e-6)
+
+
+def roofline_fraction(retest: Retest, compute: ComputeRate | None = None
+                      ) -> tuple[float | None, str]:
+    """How close to the attainable roofline, and which ceiling sets it: per shape the larger
+    of a same-size device copy's time and the FLOPs at the compute ceiling, over the kernel's
+    time, as a geometric mean over the shapes (1.0 = at the roofline)."""
+    ratios, bindings = [], []
+    for s in retest.shapes:
+        frac, binding = shape_fraction(s.median_us, s.copy_us, s.flops, compute)
+        if frac is None:
+            return None, ""
+        ratios.append(frac)
+        bindings.append(binding)
+    if not ratios:
+        return None, ""
+    return geomean(ratios), max(set(bindings), key=bindings.count)
 
 
 def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,

@@ -11,6 +11,7 @@ from pragma_ncu.diagnose.detectors import AT_ROOFLINE, DETECTORS, dram_ceiling_f
 from pragma_ncu.diagnose.model import Diagnosis, Finding, Roofline
 from pragma_ncu.diagnose.signals import PIPES, Signals
 from pragma_ncu.profile.model import KernelProfile, Profile, RuleResult
+from pragma_ncu.roofline import COMPUTE_KINDS, attainable
 
 # Re-exported: callers import these from the engine (cite, Knowledge) as before.
 __all__ = ["MAX_ACTIONS", "MIN_SCORE", "RULE_CLASSES", "Knowledge", "cite", "diagnose",
@@ -42,13 +43,15 @@ MIN_SCORE = 0.02
 
 def diagnose(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
              source_file: str | None = None,
-             resources: dict[str, float] | None = None) -> Diagnosis:
+             resources: dict[str, float] | None = None,
+             compute: dict[str, float] | None = None) -> Diagnosis:
     """Rank the causes of lost time for one profiled kernel (a GPU kernel's ncu metrics, or a
     CPU function's perf / cachegrind metrics), from whatever collection the report is.
 
     `ceiling_gbps` is the device's measured copy ceiling (else a practical fraction of ncu's
     DRAM peak is the roofline); `resources` the build's ptxas report (spill and stack bytes),
-    which `pragma-ncu profile` records and a user's report lacks."""
+    which `pragma-ncu profile` records and a user's report lacks; `compute` the device's
+    measured compute ceilings (ComputeCeiling.per_second), for the attainable roofline."""
     if is_cpu(k):
         return diagnose_cpu(k, knowledge, ceiling_gbps, source_file)
     s = Signals.of(k, resources, ceiling_gbps)
@@ -60,20 +63,24 @@ def diagnose(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None 
     missing = coverage.gaps(s)
     return Diagnosis(
         kernel=k.name, classification=findings[0].bottleneck if findings else "none",
-        roofline=roofline_of(s), findings=findings, guidance=ranked_guidance(k.rules),
+        roofline=roofline_of(s, compute), findings=findings, guidance=ranked_guidance(k.rules),
         hotspots=hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited,
         not_assessed=missing, collect_command=coverage.collect_command(k.name, missing),
     )
 
 
 def diagnose_in(profile: Profile, k: KernelProfile, knowledge: Knowledge,
-                ceiling_gbps: float | None = None) -> Diagnosis:
+                ceiling_gbps: float | None = None,
+                compute: dict[str, float] | None = None) -> Diagnosis:
     """diagnose() with what the profile's collection recorded: the copy ceiling (unless
-    `ceiling_gbps` is given), the kernel's source file and its build's resources."""
+    `ceiling_gbps` is given), the compute ceilings, the kernel's source file and its build's
+    resources."""
     info = profile.collection
     resources = info.get("resources") if isinstance(info.get("resources"), dict) else None
+    if compute is None and isinstance(info.get("compute"), dict):
+        compute = info["compute"]
     return diagnose(k, knowledge, ceiling_gbps or info.get("ceiling_gbps"),
-                    info.get("source_file"), resources)
+                    info.get("source_file"), resources, compute)
 
 
 def _limit_levels(s: Signals) -> dict[str, float]:
@@ -95,7 +102,7 @@ def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...
                    actions_for(f.bottleneck, knowledge), matching)
 
 
-def roofline_of(s: Signals) -> Roofline:
+def roofline_of(s: Signals, compute: dict[str, float] | None = None) -> Roofline:
     """Where the kernel sits: achieved DRAM bandwidth against the copy ceiling, the busiest
     unit, and whether that unit runs at its practical ceiling."""
     duration, dram = s.get("duration_ns"), s.get("dram_bytes")
@@ -112,9 +119,34 @@ def roofline_of(s: Signals) -> Roofline:
         at_roof = (dram_ceiling_fraction(s, s.ceiling_gbps) or 0.0) >= AT_ROOFLINE
     else:
         at_roof = level >= AT_ROOFLINE and binding in PIPES
+    flops = counted_flops(s)
+    kind = max(flops, key=lambda k: flops[k] / (compute or {}).get(COMPUTE_KINDS[k][0], 1.0),
+               default="fp32")
+    # With FLOPs but no measured compute ceiling the roofline would be the memory side alone,
+    # which says nothing of a compute-bound kernel: leave it unknown then.
+    # The attainable roofline stands on measured ceilings only (ncu's DRAM peak is no copy).
+    known = not flops or bool(compute and compute.get(COMPUTE_KINDS[kind][0]))
+    bound = attainable(dram, flops.get(kind), kind, s.ceiling_gbps, compute) if known else None
+    total = sum(flops.values()) or None
     return Roofline(duration, dram, achieved, dram_pct, ceiling, source,
                     100 * s.val("sm") if s.has("sm") else None, pipe,
-                    100 * busy if pipe else None, binding, round(100 * level, 2), at_roof)
+                    100 * busy if pipe else None, binding, round(100 * level, 2), at_roof,
+                    total, total / duration * 1e9 if total and duration else None,
+                    COMPUTE_KINDS[kind][1] if flops else "",
+                    (compute or {}).get(COMPUTE_KINDS[kind][0]) if flops else None,
+                    bound.fraction(duration / 1e3) if bound and duration else None,
+                    bound.binding if bound else "")
+
+
+TENSOR_FLOP_PER_HMMA = 2 * 16 * 8 * 16  # one HMMA.16816 (sm_80+); wmma 16x16x16 issues two
+
+
+def counted_flops(s: Signals) -> dict[str, float]:
+    """FLOPs by kind that ncu counted (FP32, FP64 from per-thread instructions; tensor cores
+    estimated from HMMA instructions), for kinds with any."""
+    out = {"fp32": s.val("flops_fp32"), "fp64": s.val("flops_fp64"),
+           "fp16_tensor": s.val("hmma_instructions") * TENSOR_FLOP_PER_HMMA}
+    return {k: v for k, v in out.items() if v > 0}
 
 
 def _roofline_metrics() -> list[str]:

@@ -46,6 +46,12 @@ class Roofline:
     binding: str = ""  # the busiest unit while SMs are active: DRAM, L2, L1, issue or a pipe
     binding_pct: float | None = None  # its utilization, % of peak while SMs are active
     at_roofline: bool = False  # the binding unit runs at its practical ceiling
+    flops: float | None = None  # counted by ncu (FP32 + FP64 + tensor estimate)
+    flop_rate: float | None = None  # FLOP/s achieved
+    compute_name: str = ""  # the compute ceiling the counted FLOPs are judged against
+    compute_ceiling: float | None = None  # its measured rate, FLOP/s (when cached)
+    roofline_fraction: float | None = None  # attainable roofline time / duration
+    bound_by: str = ""  # which ceiling sets that roofline
 
     @property
     def ceiling_fraction(self) -> float | None:

@@ -279,6 +279,40 @@ QUANTITY_LIST: tuple[Quantity, ...] = (
               ratio("smsp__thread_inst_executed.sum", "smsp__inst_executed.sum")),
              "WarpStateStats"),
 )
+def _thread_ops(op: str) -> str:
+    return f"smsp__sass_thread_inst_executed_op_{op}_pred_on"
+
+
+def _flops(prefix: str) -> tuple[Source, ...]:
+    """FLOPs of one precision: 2 per FMA, 1 per add or multiply, from the per-thread
+    instruction counts (our collection) or their rates per cycle times the cycles (the
+    roofline sections of --set full)."""
+    fma, add, mul = (_thread_ops(prefix + op) for op in ("fma", "add", "mul"))
+    return (total(f"{fma}.sum", f"{fma}.sum", f"{add}.sum", f"{mul}.sum"),
+            Source(f"({fma} x 2 + {add} + {mul}).sum.per_cycle_elapsed x "
+                   "smsp__cycles_elapsed.avg", lambda k: _flops_from_rates(k, fma, add, mul)))
+
+
+def _flops_from_rates(k: KernelProfile, fma: str, add: str, mul: str) -> Reading | None:
+    cycles = k.value("smsp__cycles_elapsed.avg")
+    rates = [k.value(f"{m}.sum.per_cycle_elapsed") for m in (fma, fma, add, mul)]
+    if cycles is None or all(r is None for r in rates):
+        return None
+    return Reading(cycles * sum(r or 0.0 for r in rates),
+                   f"{fma}.sum.per_cycle_elapsed x smsp__cycles_elapsed.avg", "")
+
+
+COMPUTE_QUANTITIES: tuple[Quantity, ...] = (
+    Quantity("flops_fp32", "FP32 floating-point operations counted", _flops("f"),
+             "SpeedOfLight_RooflineChart (in --set full), or --metrics "
+             + _thread_ops("ffma") + ".sum"),
+    Quantity("flops_fp64", "FP64 floating-point operations counted", _flops("d"),
+             "SpeedOfLight_RooflineChart (in --set full)"),
+    Quantity("hmma_instructions", "warp-level HMMA (tensor-core) instructions",
+             (metric("smsp__inst_executed_pipe_tensor_op_hmma.sum"),
+              metric("sm__inst_executed_pipe_tensor_op_hmma.sum")), "ComputeWorkloadAnalysis"),
+)
+QUANTITY_LIST = QUANTITY_LIST + COMPUTE_QUANTITIES
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in QUANTITY_LIST}
 
 

@@ -4,36 +4,42 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from pragma_ncu.roofline import MEMORY, shape_fraction
 from pragma_ncu.tuner.model import Retest, SearchResult, Verdict
 from pragma_ncu.tuner.space import point_key
 
 
-def _pct_ceiling(r: Retest, shape: str, ceiling: float | None) -> str:
+def _pct_roofline(r: Retest, shape: str, result: SearchResult) -> str:
+    """% of the attainable roofline at one shape: a same-size copy's time, or the FLOPs at the
+    compute ceiling when the spec counts them, over the measured time."""
     at = r.at(shape)
-    if at is None or at.gbps is None or not ceiling:
+    if at is None:
         return ""
-    return f"{100 * at.gbps / ceiling:.1f}"
+    frac, binding = shape_fraction(at.median_us, at.copy_us, at.flops, result.compute)
+    if frac is None:
+        return ""
+    return f"{100 * frac:.1f}" + (f" ({binding})" if binding != MEMORY else "")
 
 
 def winners_table(result: SearchResult) -> str:
     """One row per shape and one for the general configuration."""
     rows = []
     for shape, v in result.per_shape:
-        rows.append(_row(shape, v, shape, result.ceiling_gbps))
-    rows.append(_row("general (geo-mean)", result.general, None, result.ceiling_gbps))
-    headers = ["shape", "best configuration", "µs", "± noise %", "% ceiling", "incumbent µs",
+        rows.append(_row(shape, v, shape, result))
+    rows.append(_row("general (geo-mean)", result.general, None, result))
+    headers = ["shape", "best configuration", "µs", "± noise %", "% roofline", "incumbent µs",
                "speedup", "decision"]
     return tabulate(rows, headers=headers, floatfmt=".2f")
 
 
-def _row(label: str, v: Verdict, shape: str | None, ceiling: float | None) -> list[object]:
+def _row(label: str, v: Verdict, shape: str | None, result: SearchResult) -> list[object]:
     w, i = v.winner, v.incumbent
     if w is None:
         return [label, "-", None, None, "", None, None, v.reason]
     t, noise = _time_and_noise(w, shape)
     it = _time_and_noise(i, shape)[0] if i is not None and i.status == "ok" else None
     decision = "new best" if v.accepted else "keep incumbent"
-    pct = _pct_ceiling(w, shape, ceiling) if shape is not None else ""
+    pct = _pct_roofline(w, shape, result) if shape is not None else ""
     return [label, point_key(w.point), t, noise, pct, it, v.speedup, decision]
 
 

@@ -39,6 +39,15 @@ def roofline_line(d: Diagnosis) -> str:
     if r.binding:
         parts.append(f"busiest unit while SMs work: {r.binding} {_num(r.binding_pct)}%"
                      + (" (at the roofline)" if r.at_roofline else ""))
+    if r.flop_rate:
+        parts.append(f"{r.flop_rate / 1e12:.2f} TFLOP/s counted"
+                     + (f" = {r.flop_rate / r.compute_ceiling:.0%} of the measured "
+                        f"{r.compute_name} ceiling" if r.compute_ceiling else
+                        " (no compute ceiling measured for this GPU: `pragma-ncu ceilings` "
+                        "on it measures them)"))
+    if r.roofline_fraction is not None and r.bound_by:
+        parts.append(f"{r.roofline_fraction:.0%} of the attainable roofline "
+                     f"(bound by {r.bound_by})")
     return "; ".join(parts) or "not known from this profile"
 
 

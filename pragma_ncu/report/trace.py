@@ -47,6 +47,8 @@ class Headline:
     stop_reason: str
     llm: str
     ceiling_gbps: float | None
+    compute_rate: float | None = None  # FLOP/s of the compute ceiling (with the spec's FLOPs)
+    compute_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class Chart:
     marks: tuple[Mark, ...]
     line: str = ""  # polyline points, "x,y x,y ..."
     ref: tuple[float, str] | None = None  # a horizontal reference line: pixel y, label
+    x_label: str = "round"
     width: int = 640
     height: int = 260
     left: int = 60
@@ -199,7 +202,8 @@ def headline(trace: Trace) -> Headline:
         best_round=s.get("best_round", last_best.round if last_best else None),
         rounds=s.get("rounds") or len(rounds), device=s.get("device") or trace.run.device,
         stop_reason=stop, llm=str(s.get("llm") or "none"),
-        ceiling_gbps=s.get("ceiling_gbps"))
+        ceiling_gbps=s.get("ceiling_gbps"), compute_rate=s.get("compute_rate"),
+        compute_name=str(s.get("compute_name") or ""))
 
 
 def overview_table(trace: Trace, base: float | None) -> Table:
@@ -263,7 +267,7 @@ def comparison_table(r: RoundRecord, base: float | None) -> Table:
     shapes = list(dict.fromkeys(k for s in states for k in s.times_us))
     labels = ["variant", "parameters", "status", *(f"time {s} (µs)" for s in shapes),
               "objective (geomean µs)", "speedup vs best", "speedup vs baseline",
-              "% of copy ceiling", "registers", "classification", "profiled with"]
+              "% of roofline", "registers", "classification", "profiled with"]
     best_obj = _objective(r.best_before)
     columns = [_state_column(r.best_before, shapes, best_obj, base, "none yet (baseline round)"),
                _state_column(r.candidate, shapes, best_obj, base, "none verified")]
@@ -397,8 +401,13 @@ def _x_ticks(trace: Trace, xs: list[float]) -> tuple[tuple[float, str], ...]:
 
 
 def roofline_chart(trace: Trace) -> Chart | None:
-    """Memory roofline position of the historical best after each round: achieved bandwidth as
-    a fraction of the measured copy ceiling (100% = as fast as a device copy of its bytes)."""
+    """The historical best after each round on the roofline: a real roofline chart (FLOP per
+    byte against FLOP/s, under the copy and compute ceilings) when the spec counts FLOPs,
+    else achieved bandwidth as a fraction of the measured copy ceiling."""
+    return flop_roofline_chart(trace) or memory_roofline_chart(trace)
+
+
+def memory_roofline_chart(trace: Trace) -> Chart | None:
     fracs = [r.best_after.ceiling_fraction if r.best_after else None for r in trace.rounds]
     if all(f is None for f in fracs):
         return None
@@ -417,6 +426,40 @@ def roofline_chart(trace: Trace) -> Chart | None:
     return Chart(frame.title, frame.y_label, _x_ticks(trace, xs),
                  _y_ticks(0, hi, step, frame, "{:.0f}%"), tuple(marks),
                  ref=(_scale(100, 0, hi, frame), "copy ceiling"))
+
+
+def flop_roofline_chart(trace: Trace) -> Chart | None:
+    """Log-log roofline: the copy ceiling's slope up to the compute ceiling's flat roof, and
+    the historical best of each round as a dot (needs FLOPs and both ceilings)."""
+    head = headline(trace)
+    points = [(r.round, r.best_after.intensity, r.best_after.flop_rate) for r in trace.rounds
+              if r.best_after and r.best_after.intensity and r.best_after.flop_rate]
+    if not points or not head.ceiling_gbps or not head.compute_rate:
+        return None
+    bw, peak = head.ceiling_gbps * 1e9, head.compute_rate
+    knee = peak / bw
+    xs = [p[1] for p in points if p[1]] + [knee]
+    x_lo, x_hi = math.floor(math.log10(min(xs) / 4)), math.ceil(math.log10(max(xs) * 4))
+    ys = [p[2] for p in points if p[2]] + [peak, bw * 10 ** x_lo]
+    y_lo, y_hi = math.floor(math.log10(min(ys) / 2)), math.ceil(math.log10(max(ys) * 1.5))
+    frame = Chart(f"roofline: {head.compute_name} {peak / 1e12:.1f} TFLOP/s, copy "
+                  f"{head.ceiling_gbps:,.0f} GB/s (measured)", "FLOP/s", (), (), ())
+
+    def px(i: float) -> float:
+        return round(frame.left + (math.log10(i) - x_lo) / (x_hi - x_lo)
+                     * (frame.right - frame.left), 1)
+
+    def py(f: float) -> float:
+        return _scale(math.log10(f), y_lo, y_hi, frame)
+
+    roof = [(10 ** x_lo, bw * 10 ** x_lo), (knee, peak), (10 ** x_hi, peak)]
+    line = " ".join(f"{px(i)},{py(max(f, 10 ** y_lo))}" for i, f in roof)
+    marks = tuple(Mark(px(i), py(f), "best", f"round {rnd}: {f / 1e12:.2f} TFLOP/s at "
+                       f"{i:.1f} FLOP/byte") for rnd, i, f in points if i and f)
+    x_ticks = tuple((px(10.0 ** e), f"{10.0 ** e:g}") for e in range(x_lo, x_hi + 1))
+    y_ticks = tuple((py(10.0 ** e), f"{10.0 ** e / 1e12:g}T") for e in range(y_lo, y_hi + 1))
+    return Chart(frame.title, "FLOP/s", x_ticks, y_ticks, marks, line,
+                 x_label="arithmetic intensity (FLOP per byte)")
 
 
 # --- rendering -------------------------------------------------------------------------------

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Protocol
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import DEFAULT_ARCH
+from pragma_ncu.bench import DEFAULT_ARCH, measured_compute
 from pragma_ncu.build import BuildCache, BuildResult, build
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.profile.run import run_profile
+from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
@@ -41,6 +42,7 @@ class Profiled:
 class Backend(Protocol):
     device: str
     ceiling_gbps: float | None
+    compute: ComputeRate | None  # the compute ceiling the spec's FLOPs run on, if it has any
     limits: Limits
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
@@ -76,6 +78,10 @@ class GpuBackend:
                                         settings.cache_dir / "ceilings.json").gbps
         self.limits = Limits.from_device(info)
         self.phases = phases or Phases()
+        self.compute: ComputeRate | None = None
+        if original.flops_expr:  # the roofline needs the compute ceiling only with FLOPs
+            ceiling = measured_compute(runner, self.arch, self.nvcc, settings)
+            self.compute = ComputeRate(original.compute, ceiling.per_second)
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
         return GpuEvaluator(spec, self.settings, self.runner, self.nvcc, self.arch, self.harness,

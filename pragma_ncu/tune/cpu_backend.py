@@ -10,9 +10,11 @@ from pragma_ncu import task as tasks
 from pragma_ncu.build import BuildCache
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.cpu import build as cpu_build
+from pragma_ncu.cpu import peaks
 from pragma_ncu.cpu.collect import Collector, choose_collector
 from pragma_ncu.cpu.run import profile_build
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
@@ -46,6 +48,10 @@ class CpuBackend:
         self.cache = BuildCache(settings.cache_dir / "build-cpu")
         self.ceiling_gbps: float | None = ceiling_for(
             runner, "", settings.cache_dir / "ceilings.json", nbytes=CEILING_BYTES).gbps
+        self.compute: ComputeRate | None = None
+        if original.flops_expr:  # the roofline needs the compute ceiling only with FLOPs
+            peak = peaks.compute_ceiling_for(settings, info.cache_key, info.name)
+            self.compute = ComputeRate("fp32", peak.per_second)
         self.limits = Limits.host()
         self.phases = phases or cpu_phases()
         self.collector = collector or choose_collector(settings.perf, settings.valgrind)

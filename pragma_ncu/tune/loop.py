@@ -146,7 +146,8 @@ def baseline(ctx: Context) -> State:
         raise TuneError(f"the original kernel fails verification ({wrong}); tune needs a "
                         "correct starting point")
     state0 = kernel_state(0, variant.name, variant.key, variant.source_hash, retest,
-                          verified=True, registers=_registers(entrant.built))
+                          verified=True, registers=_registers(entrant.built),
+                          compute=ctx.backend.compute)
     best, diagnosis = _profiled(ctx, state0, spec, point, 0)
     _store_point(ctx, 0, variant, point, best)
     situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
@@ -229,7 +230,8 @@ def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskS
     acceptance = accept(best_rt, cand_rt, verified)
     before = _refreshed(st.best, best_rt)
     state = kernel_state(number, variant.name, variant.key, variant.source_hash, cand_rt,
-                         verified=verified, registers=_registers(cand.built))
+                         verified=verified, registers=_registers(cand.built),
+                         compute=ctx.backend.compute)
     diagnosis = None
     if state.verified:
         state, diagnosis = _profiled(ctx, state, spec, cand.point, number)

@@ -13,6 +13,7 @@ from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.model import Diagnosis
 from pragma_ncu.profile.model import profile_from_json
 from pragma_ncu.records import RoundRecord
+from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.tune.loop import Context, State, spec_of
 
 
@@ -58,12 +59,22 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         "best_round": st.best.round, "best_variant": st.best.variant,
         "best_params": st.best.params, "rounds": len(st.records) - 1,
         "ceiling_gbps": ctx.backend.ceiling_gbps, "device": ctx.backend.device,
+        **_compute_summary(ctx),
         "ceiling_fraction": st.best.ceiling_fraction,
         "stop_reason": stop_reason or st.records[-1].decision.reason,
         "llm": ctx.llm_label,
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens
                           for r in st.records for c in r.llm_calls),
     }
+
+
+def _compute_summary(ctx: Context) -> dict[str, Any]:
+    """The compute ceiling the roofline stands on, when the spec counts FLOPs."""
+    compute = ctx.backend.compute
+    if compute is None:
+        return {}
+    key, name = COMPUTE_KINDS[compute.kind]
+    return {"compute_rate": compute.per_second.get(key), "compute_name": name}
 
 
 def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:

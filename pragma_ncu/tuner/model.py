@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.space import Point, point_key
 
@@ -93,6 +94,7 @@ class ShapeTime:
     rounds_us: tuple[float, ...]
     gbps: float | None = None
     copy_us: float | None = None
+    flops: float | None = None  # the spec's metrics.flops at this shape
 
     @property
     def noise_pct(self) -> float:
@@ -167,6 +169,7 @@ class SearchResult:
     stats: SearchStats
     device: str = ""
     ceiling_gbps: float | None = None
+    compute: ComputeRate | None = None  # with the spec's FLOPs: the compute ceiling
 
     @property
     def best_point(self) -> Point | None:
@@ -178,6 +181,7 @@ class SearchResult:
             "kernel": self.kernel, "strategy": self.strategy, "seed": self.seed,
             "shapes": list(self.shapes), "device": self.device,
             "ceiling_gbps": self.ceiling_gbps, "best_point": self.best_point,
+            "compute": asdict(self.compute) if self.compute else None,
             "general": _verdict_json(self.general),
             "per_shape": {s: _verdict_json(v) for s, v in self.per_shape},
             "stats": asdict(self.stats),

@@ -77,7 +77,8 @@ def summarize(point: Point, by_shape: dict[str, list[Measurement]],
         median = statistics.median(medians)
         noise = max(max(iqrs), max(medians) - min(medians))
         last = ms[-1]
-        shapes.append(ShapeTime(name, median, noise, tuple(medians), last.gbps, last.copy_us))
+        shapes.append(ShapeTime(name, median, noise, tuple(medians), last.gbps, last.copy_us,
+                                last.flops))
     return Retest(point, "ok", shapes=tuple(shapes), is_incumbent=is_incumbent)
 
 

@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import DEFAULT_ARCH
+from pragma_ncu.bench import DEFAULT_ARCH, measured_compute
 from pragma_ncu.ceilings import ceiling_for
+from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
@@ -120,5 +121,10 @@ def autotune(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner
     ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
     evaluator = GpuEvaluator(spec, settings, runner, nvcc, target, harness,
                              Limits.from_device(device), options.phases)
+    compute = None
+    if spec.flops_expr:
+        notice("compute ceilings")
+        peak = measured_compute(runner, target, nvcc, settings)
+        compute = ComputeRate(spec.compute, peak.per_second)
     result = tune_parameters(problem, evaluator, options, progress=progress, notice=notice)
-    return replace(result, device=device.name, ceiling_gbps=ceiling.gbps)
+    return replace(result, device=device.name, ceiling_gbps=ceiling.gbps, compute=compute)

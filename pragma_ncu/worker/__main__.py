@@ -94,6 +94,8 @@ def _handle(message: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                                                int(message.get("warmup", 2)),
                                                int(message.get("seed", 1)))
             return {"ok": True, **done}
+        if op == "compute_ceiling":
+            return {"ok": True, "ceiling": ceiling.measure_compute(gpu, message["peaks"])}
         if op == "ceiling":
             return {"ok": True, "ceiling": ceiling.measure(gpu, message["harness"],
                                                            int(message.get("bytes", 1 << 30)))}

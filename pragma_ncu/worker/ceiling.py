@@ -1,4 +1,5 @@
-"""The device's copy-bandwidth ceiling: the best of several ways to copy a large buffer."""
+"""The device's ceilings: copy bandwidth (the best of several ways to copy a large buffer) and
+compute (each unit's microbenchmark in peaks.cu, and the vendor GEMM for reference)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,95 @@ def _best(gpu: Gpu, work: Any) -> float:
     work()
     gpu.sync()
     return float(np.median([gpu.time_ms(work) * 1e3 for _ in range(REPS)]))
+
+
+# -- compute ceilings ---------------------------------------------------------------------------
+CHAINS = 8  # independent chains per thread in peaks.cu
+MMA_FLOP = 2 * 16 * 16 * 16  # one wmma 16x16x16 mma_sync
+TARGET_MS = 5.0  # each microbenchmark runs about this long (one launch)
+
+
+def measure_compute(gpu: Gpu, peaks: str) -> dict[str, Any]:
+    """Operations per second of each unit's microbenchmark (peaks.cu), best of several
+    launches; tensor rates through mma.sync; the vendor library's GEMM where cupy is there."""
+    threads = gpu.sm_count * 8 * 256  # 8 blocks of 256 per SM: full occupancy for most
+    out = gpu.alloc(threads * 8 + (1 << 20))
+    ab = gpu.alloc(1024)
+    try:
+        gpu.launch(gpu.kernel(peaks, "peak_ffma"), (1, 1, 1), (32, 1, 1), 0, out.ptr,
+                   np.int32(1), np.float32(1.0))  # load the module before timing
+        rates = {
+            "fp32_fma": _rate(gpu, peaks, "peak_ffma", threads, 2 * CHAINS, out.ptr,
+                              extra=(np.float32(1.0),)),
+            "fp64_fma": _rate(gpu, peaks, "peak_dfma", threads, 2 * CHAINS, out.ptr,
+                              extra=(np.float64(1.0),)),
+            "sfu": _rate(gpu, peaks, "peak_mufu", threads, 4, out.ptr),
+            "fp16_tensor": _mma_rate(gpu, peaks, "peak_hmma_fp16", out.ptr, ab.ptr),
+            "bf16_tensor": _mma_rate(gpu, peaks, "peak_hmma_bf16", out.ptr, ab.ptr),
+        }
+    finally:
+        gpu.sync()
+        gpu.free(out)
+        gpu.free(ab)
+    return {"per_second": rates, "vendor": _vendor_gemm()}
+
+
+def _rate(gpu: Gpu, peaks: str, name: str, threads: int, ops_per_iter: int, out: int,
+          extra: tuple[Any, ...] = ()) -> float:
+    kernel = gpu.kernel(peaks, name)
+    grid = (threads // 256, 1, 1)
+
+    def run(iters: int) -> float:
+        return _best(gpu, lambda: gpu.launch(kernel, grid, (256, 1, 1), 0, out,
+                                             np.int32(iters), *extra)) / 1e3  # ms
+
+    iters = _sized(run)
+    return threads * ops_per_iter * iters / (run(iters) * 1e-3)
+
+
+def _mma_rate(gpu: Gpu, peaks: str, name: str, out: int, ab: int) -> float:
+    kernel = gpu.kernel(peaks, name)
+    warps = gpu.sm_count * 16  # 4 blocks of 4 warps per SM
+    gpu.launch(kernel, (1, 1, 1), (32, 1, 1), 0, out, ab, ab, np.int32(1))  # warm up
+
+    def run(iters: int) -> float:
+        return _best(gpu, lambda: gpu.launch(kernel, (warps // 4, 1, 1), (128, 1, 1), 0, out,
+                                             ab, ab, np.int32(iters))) / 1e3
+
+    iters = _sized(run)
+    return warps * 4 * MMA_FLOP * iters / (run(iters) * 1e-3)
+
+
+def _sized(run: Any, start: int = 256) -> int:
+    """Iterations that make one launch take about TARGET_MS."""
+    iters = start
+    for _ in range(8):
+        ms = run(iters)
+        if ms >= TARGET_MS / 2:
+            break
+        iters = int(iters * min(16.0, TARGET_MS / max(ms, 1e-3)))
+    return iters
+
+
+def _vendor_gemm(n: int = 4096) -> dict[str, float]:
+    """TFLOP/s of cuBLAS through cupy (fp32 SGEMM without TF32, and fp16 with tensor
+    cores), when cupy is installed; empty otherwise."""
+    try:
+        import cupy
+    except Exception:
+        return {}
+    out: dict[str, float] = {}
+    for label, dtype in (("sgemm_fp32", cupy.float32), ("hgemm_fp16", cupy.float16)):
+        a = cupy.random.random((n, n)).astype(dtype)
+        b = cupy.random.random((n, n)).astype(dtype)
+        cupy.matmul(a, b)
+        times = []
+        for _ in range(5):
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            cupy.matmul(a, b)
+            stop.record()
+            stop.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, stop))
+        out[label] = 2 * n**3 / (float(np.median(times)) * 1e-3) / 1e12
+    return out

@@ -20,6 +20,7 @@ from pathlib import Path
 from pragma_ncu.build import BuildResult, KernelResources
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.model import KernelProfile, Profile, profile_from_json
+from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.tune.backend import Profiled
 from pragma_ncu.tuner.evaluator import failed_build
@@ -56,6 +57,7 @@ class SimBackend:
     recordings: dict[str, list[Evaluation]]
     profiles: dict[str, KernelProfile]
     ceiling_gbps: float | None = 4199.0
+    compute: ComputeRate | None = None
     limits: Limits = H200_LIMITS
     device: str = "simulated H200"
     jitter_pct: float = 0.3

@@ -258,6 +258,7 @@ def test_decisions_cite_the_compendium_with_metric_values() -> None:
     assert finding.values and set(finding.cites) <= set(by_entry)
     for value in finding.values.values():
         assert any(ch.isdigit() for ch in value)
-    roofline = next(b for b in d.analysis if "copy ceiling" in b.text)
-    assert roofline.values["copy-ceiling fraction"] == "50.0%"
+    roofline = next(b for b in d.analysis if "attainable roofline" in b.text)
+    assert "set by the measured copy ceiling" in roofline.text
+    assert roofline.values["roofline fraction"] == "50.0%"
     assert not math.isnan(d.speedup_vs_best or 0.0)
