@@ -36,7 +36,9 @@ def test_a_register_accumulator_lost_is_a_regression_with_its_evidence(tmp_path:
     assert res.exit_code == 1, res.output
     report = json.loads(res.stdout)
     (k,) = report["kernels"]
-    assert k["verdict"] == "regression" and k["duration"]["delta_pct"] > 100
+    # How much slower depends on the machine (+49% on the dev VM, +91% on a CI run): the claim
+    # is a regression beyond noise, well clear of the default threshold, not a particular size.
+    assert k["verdict"] == "regression" and k["duration"]["delta_pct"] > 20
     moved = {m["metric"] for m in k["metrics"]}
     assert "Dw" in moved or "Ir" in moved, moved  # the stores (and instructions) came back
     assert (tmp_path / "out").is_dir()
