@@ -19,9 +19,18 @@ COMPUTE_KINDS: dict[str, tuple[str, str]] = {
     "fp64": ("fp64_fma", "FP64 FMA"),
     "fp16_tensor": ("fp16_tensor", "FP16 tensor cores"),
     "bf16_tensor": ("bf16_tensor", "BF16 tensor cores"),
+    "fp8_tensor": ("fp8_tensor", "FP8 tensor cores"),
     "sfu": ("sfu", "special-function unit"),
 }
 MEMORY = "memory (copy ceiling)"
+# ComputeCeiling.per_second key -> the datasheet's figure in knowledge/hardware.toml (TFLOP/s)
+DATASHEET_KEYS: dict[str, str] = {
+    "fp32_fma": "fp32_tflops",
+    "fp64_fma": "fp64_tflops",
+    "fp16_tensor": "fp16_tensor_tflops",
+    "bf16_tensor": "bf16_tensor_tflops",
+    "fp8_tensor": "fp8_tensor_tflops",
+}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 from pragma_ncu import dtypes, expr
 from pragma_ncu.cpu import abi
 from pragma_ncu.errors import ExpressionError, SpecError
+from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
     ArgSpec,
     Init,
@@ -90,9 +91,6 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     if cpu:
         _check_cpu(spec, w)
     return spec
-
-
-COMPUTE_KINDS = ("fp32", "fp64", "fp16_tensor", "bf16_tensor", "sfu")
 
 
 def _compute_kind(metrics: dict[str, Any], w: str) -> str:

@@ -20,7 +20,7 @@ echo "== a memory-bound kernel: % roofline is the fraction of the copy ceiling"
 $py -m pragma_ncu bench --kernel examples/silu_and_mul.cu --shape llama-7b
 echo "== tune --target 0.8 on a compute-bound kernel"
 $py -m pragma_ncu tune --kernel examples/roofline/poly_eval.cu --target 0.8 --rounds 3 \
-    --store "$out/runs.sqlite" --no-llm
+    --shape 4M --store "$out/runs.sqlite" --no-llm
 $py -m pragma_ncu trace last --store "$out/runs.sqlite" --format md > "$out/poly_eval_trace.md"
 $py -m pragma_ncu trace last --store "$out/runs.sqlite" --format html > "$out/poly_eval_trace.html"
 } 2>&1 | tee "$out/roofline.log"

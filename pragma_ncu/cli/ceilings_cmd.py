@@ -10,12 +10,14 @@ from tabulate import tabulate
 
 from pragma_ncu import task as tasks
 from pragma_ncu.bench import measured_compute, worker_command
-from pragma_ncu.ceilings import ceiling_for
+from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
 from pragma_ncu.cli.common import emit_json
+from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cpu import peaks
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
-from pragma_ncu.roofline import COMPUTE_KINDS
+from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.roofline import COMPUTE_KINDS, DATASHEET_KEYS
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.toolchain import find_nvcc
@@ -55,18 +57,53 @@ def ceilings(refresh: bool, cpu: bool, fmt: str) -> None:
         sys.exit(3)
     except (PragmaError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
+    sheet = datasheet_for(device.name, load_compendium())
     if fmt == "json":
-        emit_json({"device": asdict(device), "copy": asdict(copy), "compute": asdict(compute)})
+        emit_json({"device": asdict(device), "copy": asdict(copy), "compute": asdict(compute),
+                   "datasheet": sheet})
         return
-    rows = [["copy (read + write)", f"{copy.gbps:,.0f} GB/s", copy.method]]
-    rows += [[name, f"{compute.per_second[key] / 1e12:.1f} T{'op' if kind == 'sfu' else 'FLOP'}/s",
-              "microbenchmark" + (" (mma.sync)" if "tensor" in kind else "")]
-             for kind, (key, name) in COMPUTE_KINDS.items() if key in compute.per_second]
-    rows += [[f"vendor {name}", f"{tflops:.1f} TFLOP/s", "cuBLAS through cupy, 4096^3"]
-             for name, tflops in compute.vendor_tflops.items()]
     click.echo(f"{device.name} (driver {device.driver}); measured {compute.measured_at}"
                + (", cached" if compute.cached and copy.cached else ""))
-    click.echo(tabulate(rows, ["ceiling", "rate", "how"], tablefmt="simple"))
+    click.echo(tabulate(ceiling_rows(copy, compute, sheet),
+                        ["ceiling", "measured", "datasheet", "% of sheet", "how"],
+                        tablefmt="simple", disable_numparse=True))
+
+
+def datasheet_for(device_name: str, knowledge: Compendium) -> dict[str, float]:
+    """The datasheet's rates of this GPU (knowledge/hardware.toml), keyed like the measured
+    ones: TFLOP/s per compute unit and `copy_gbps` (its DRAM bandwidth); {} for a GPU not
+    listed."""
+    spec = knowledge.gpu(device_name)
+    if spec is None:
+        return {}
+    sheet = {key: float(spec.values[name]) for key, name in DATASHEET_KEYS.items()
+             if name in spec.values}
+    if "dram_gbps" in spec.values:
+        sheet["copy_gbps"] = float(spec.values["dram_gbps"])
+    return sheet
+
+
+def ceiling_rows(copy: Ceiling, compute: ComputeCeiling,
+                 sheet: dict[str, float]) -> list[list[str]]:
+    """One row per ceiling: measured, the datasheet's figure and the measured share of it."""
+    def vs(measured: float, key: str, unit: str) -> list[str]:
+        ref = sheet.get(key)
+        return [f"{ref:,.0f} {unit}" if ref else "-",
+                f"{100 * measured / ref:.0f}%" if ref else "-"]
+
+    rows = [["copy (read + write)", f"{copy.gbps:,.0f} GB/s",
+             *vs(copy.gbps, "copy_gbps", "GB/s"), copy.method]]
+    for kind, (key, name) in COMPUTE_KINDS.items():
+        if key not in compute.per_second:
+            continue
+        tera = compute.per_second[key] / 1e12
+        unit = "Top/s" if kind == "sfu" else "TFLOP/s"
+        rows.append([name, f"{tera:,.1f} {unit}", *vs(tera, key, unit),
+                     "microbenchmark" + (" (mma.sync)" if "tensor" in kind else "")])
+    rows += [[f"vendor {name}", f"{tflops:,.1f} TFLOP/s", "-", "-",
+              f"{'torch' if 'torch' in name else 'cupy'} matmul (cuBLAS), 4096^3, random data"]
+             for name, tflops in compute.vendor_tflops.items()]
+    return rows
 
 
 def _cpu_ceilings(settings: Settings, refresh: bool, fmt: str) -> None:

@@ -80,10 +80,10 @@ def roofline_fraction(retest: Retest, compute: ComputeRate | None = None
         if frac is None:
             return None, ""
         ratios.append(frac)
-        bindings.append(binding)
+        bindings.append((s.median_us * frac, binding))  # the bound's time, and what sets it
     if not ratios:
         return None, ""
-    return geomean(ratios), max(set(bindings), key=bindings.count)
+    return geomean(ratios), max(bindings)[1]  # named by the shape that takes longest
 
 
 def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,

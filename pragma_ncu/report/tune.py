@@ -25,7 +25,7 @@ def rounds_table(records: Sequence[RoundRecord]) -> str:
                      f"{100 * b.ceiling_fraction:.0f}%" if b and b.ceiling_fraction else "-",
                      "yes" if r.decision.accepted else "", r.decision.action])
     return tabulate(rows, headers=["round", "did", "variant", "cand µs", "best µs",
-                                   "speedup", "% copy", "accepted", "next"])
+                                   "speedup", "% roofline", "accepted", "next"])
 
 
 def summary_lines(run_id: str, s: dict[str, Any]) -> list[str]:

@@ -45,16 +45,23 @@ def _best(gpu: Gpu, work: Any) -> float:
 # -- compute ceilings ---------------------------------------------------------------------------
 CHAINS = 8  # independent chains per thread in peaks.cu
 MMA_FLOP = 2 * 16 * 16 * 16  # one wmma 16x16x16 mma_sync
+FP8_MMA_FLOP = 2 * 16 * 8 * 32  # one mma.sync m16n8k32 e4m3
 TARGET_MS = 5.0  # each microbenchmark runs about this long (one launch)
+OPERAND_BYTES = 1024
 
 
 def measure_compute(gpu: Gpu, peaks: str) -> dict[str, Any]:
     """Operations per second of each unit's microbenchmark (peaks.cu), best of several
-    launches; tensor rates through mma.sync; the vendor library's GEMM where cupy is there."""
+    launches; tensor rates through mma.sync (FP8 where the GPU has it, sm_89 on); the vendor
+    library's GEMM where cupy or torch is there."""
     threads = gpu.sm_count * 8 * 256  # 8 blocks of 256 per SM: full occupancy for most
     out = gpu.alloc(threads * 8 + (1 << 20))
-    ab = gpu.alloc(1024)
+    ab = gpu.alloc(OPERAND_BYTES)
     try:
+        # Tensor cores run faster on zeros: give the MMA operands random bits (finite as fp16,
+        # bf16 and e4m3: the top bit of each byte's exponent cleared).
+        bits = np.random.default_rng(7).integers(0, 256, OPERAND_BYTES, dtype=np.uint8) & 0x3F
+        gpu.upload(ab.ptr, bits)
         gpu.launch(gpu.kernel(peaks, "peak_ffma"), (1, 1, 1), (32, 1, 1), 0, out.ptr,
                    np.int32(1), np.float32(1.0))  # load the module before timing
         rates = {
@@ -63,14 +70,25 @@ def measure_compute(gpu: Gpu, peaks: str) -> dict[str, Any]:
             "fp64_fma": _rate(gpu, peaks, "peak_dfma", threads, 2 * CHAINS, out.ptr,
                               extra=(np.float64(1.0),)),
             "sfu": _rate(gpu, peaks, "peak_mufu", threads, 4, out.ptr),
-            "fp16_tensor": _mma_rate(gpu, peaks, "peak_hmma_fp16", out.ptr, ab.ptr),
-            "bf16_tensor": _mma_rate(gpu, peaks, "peak_hmma_bf16", out.ptr, ab.ptr),
+            "fp16_tensor": _mma_rate(gpu, peaks, "peak_hmma_fp16", out.ptr, (ab.ptr, ab.ptr),
+                                     MMA_FLOP),
+            "bf16_tensor": _mma_rate(gpu, peaks, "peak_hmma_bf16", out.ptr, (ab.ptr, ab.ptr),
+                                     MMA_FLOP),
         }
+        if _sm(gpu) >= 89:
+            rates["fp8_tensor"] = _mma_rate(gpu, peaks, "peak_mma_fp8", out.ptr, (ab.ptr,),
+                                            FP8_MMA_FLOP)
     finally:
         gpu.sync()
         gpu.free(out)
         gpu.free(ab)
     return {"per_second": rates, "vendor": _vendor_gemm()}
+
+
+def _sm(gpu: Gpu) -> int:
+    arch = str(gpu.info().get("arch", "sm_0"))
+    digits = "".join(ch for ch in arch if ch.isdigit())
+    return int(digits or 0)
 
 
 def _rate(gpu: Gpu, peaks: str, name: str, threads: int, ops_per_iter: int, out: int,
@@ -86,17 +104,18 @@ def _rate(gpu: Gpu, peaks: str, name: str, threads: int, ops_per_iter: int, out:
     return threads * ops_per_iter * iters / (run(iters) * 1e-3)
 
 
-def _mma_rate(gpu: Gpu, peaks: str, name: str, out: int, ab: int) -> float:
+def _mma_rate(gpu: Gpu, peaks: str, name: str, out: int, operands: tuple[int, ...],
+              flop_per_mma: int) -> float:
     kernel = gpu.kernel(peaks, name)
     warps = gpu.sm_count * 16  # 4 blocks of 4 warps per SM
-    gpu.launch(kernel, (1, 1, 1), (32, 1, 1), 0, out, ab, ab, np.int32(1))  # warm up
+    gpu.launch(kernel, (1, 1, 1), (32, 1, 1), 0, out, *operands, np.int32(1))  # warm up
 
     def run(iters: int) -> float:
         return _best(gpu, lambda: gpu.launch(kernel, (warps // 4, 1, 1), (128, 1, 1), 0, out,
-                                             ab, ab, np.int32(iters))) / 1e3
+                                             *operands, np.int32(iters))) / 1e3
 
     iters = _sized(run)
-    return warps * 4 * MMA_FLOP * iters / (run(iters) * 1e-3)
+    return warps * 4 * flop_per_mma * iters / (run(iters) * 1e-3)
 
 
 def _sized(run: Any, start: int = 256) -> int:
@@ -111,24 +130,41 @@ def _sized(run: Any, start: int = 256) -> int:
 
 
 def _vendor_gemm(n: int = 4096) -> dict[str, float]:
-    """TFLOP/s of cuBLAS through cupy (fp32 SGEMM without TF32, and fp16 with tensor
-    cores), when cupy is installed; empty otherwise."""
+    """TFLOP/s of the vendor GEMM at n^3 on random data: cuBLAS through cupy (fp32 SGEMM
+    without TF32, fp16 with tensor cores) and, where torch is installed, bf16 through torch;
+    empty when neither library is there."""
+    out: dict[str, float] = {}
     try:
         import cupy
     except Exception:
-        return {}
-    out: dict[str, float] = {}
-    for label, dtype in (("sgemm_fp32", cupy.float32), ("hgemm_fp16", cupy.float16)):
-        a = cupy.random.random((n, n)).astype(dtype)
-        b = cupy.random.random((n, n)).astype(dtype)
-        cupy.matmul(a, b)
-        times = []
-        for _ in range(5):
-            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            cupy.matmul(a, b)
-            stop.record()
-            stop.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, stop))
-        out[label] = 2 * n**3 / (float(np.median(times)) * 1e-3) / 1e12
+        cupy = None
+    if cupy is not None:
+        for label, dtype in (("sgemm_fp32", cupy.float32), ("hgemm_fp16", cupy.float16)):
+            a = cupy.random.random((n, n)).astype(dtype)
+            b = cupy.random.random((n, n)).astype(dtype)
+            out[label] = _gemm_tflops(n, lambda a=a, b=b: cupy.matmul(a, b), cupy.cuda.Event,
+                                      cupy.cuda.get_elapsed_time)
+    try:
+        import torch
+    except Exception:
+        return out
+    if torch.cuda.is_available():
+        a = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)
+        b = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)
+        out["bf16_gemm_torch"] = _gemm_tflops(
+            n, lambda: torch.matmul(a, b), lambda: torch.cuda.Event(enable_timing=True),
+            lambda s, e: s.elapsed_time(e))
     return out
+
+
+def _gemm_tflops(n: int, matmul: Any, event: Any, elapsed_ms: Any) -> float:
+    matmul()
+    times = []
+    for _ in range(5):
+        start, stop = event(), event()
+        start.record()
+        matmul()
+        stop.record()
+        stop.synchronize()
+        times.append(elapsed_ms(start, stop))
+    return 2 * n**3 / (float(np.median(times)) * 1e-3) / 1e12

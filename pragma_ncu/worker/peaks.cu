@@ -93,3 +93,29 @@ extern "C" __global__ void peak_hmma_bf16(float* out, const __nv_bfloat16* a,
 {
     peak_mma<__nv_bfloat16>(out, a, b, iters);
 }
+
+// FP8 (e4m3) tensor cores through mma.sync m16n8k32, fp32 accumulate (sm_89 and later; a no-op
+// elsewhere, which the worker does not time): four independent accumulators per warp;
+// 2 * 16 * 8 * 32 FLOP per mma.
+extern "C" __global__ void peak_mma_fp8(float* out, const unsigned* ab, int iters)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const int lane = threadIdx.x % 32;
+    unsigned a0 = ab[lane % 8], a1 = ab[(lane + 1) % 8], a2 = ab[(lane + 2) % 8],
+             a3 = ab[(lane + 3) % 8], b0 = ab[(lane + 4) % 8], b1 = ab[(lane + 5) % 8];
+    float d[4][4] = {};
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            asm volatile(
+                "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                : "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}

@@ -84,3 +84,21 @@ def test_bench_judges_a_gemm_against_the_fp32_ceiling():
     assert "TFLOP/s" in table and "FP32 FMA" in table
     header = "\n".join(render.bench_header(report))
     assert "FP32 FMA 60.0" in header and "sgemm_fp32 50.8" in header
+
+
+def test_the_ceilings_table_sets_each_measured_rate_beside_the_datasheet():
+    from pragma_ncu.cli.ceilings_cmd import ceiling_rows, datasheet_for
+    from pragma_ncu.cli.knowledge_cmd import load_compendium
+
+    sheet = datasheet_for("NVIDIA H200", load_compendium())
+    assert sheet["fp32_fma"] == 67 and sheet["copy_gbps"] == 4800
+    assert datasheet_for("Imaginary GPU 9000", load_compendium()) == {}
+    copy = Ceiling(4246.0, "driver memcpy", {}, "NVIDIA H200", "2026-11-24")
+    compute = ComputeCeiling({**H200, "fp8_tensor": 990e12}, {"sgemm_fp32": 50.8},
+                             "NVIDIA H200", "2026-11-24")
+    rows = {r[0]: r for r in ceiling_rows(copy, compute, sheet)}
+    assert rows["FP32 FMA"][1:4] == ["60.0 TFLOP/s", "67 TFLOP/s", "90%"]
+    assert rows["copy (read + write)"][3] == "88%"
+    assert rows["FP8 tensor cores"][3] == "50%"  # 990 of 1979: mma.sync, not wgmma
+    assert rows["special-function unit"][2:4] == ["-", "-"]  # no datasheet figure
+    assert rows["vendor sgemm_fp32"][1] == "50.8 TFLOP/s"
