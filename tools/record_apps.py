@@ -1,7 +1,7 @@
 """Record the applications of examples/apps/ under ncu on the GPU machine, the way users do
 (`ncu -o app ./app`), for triage at application scale (issue 16).
 
-    python tools/record_apps.py --out DIR [--phase pipeline|many|all]      (GPU machine)
+    python tools/record_apps.py --out DIR [--phase pipeline|many|probe|all]  (GPU machine)
     python tools/record_apps.py --import-from DIR --repo-root PATH --gpu-out DIR   (here)
 
 - pipeline: examples/apps/pipeline.cu built as BASE and NEW, each profiled whole under ncu's
@@ -93,21 +93,32 @@ def record_pipeline(ncu: str, bins: Path, out: Path, arch: str) -> dict[str, Any
     return result
 
 
-def record_many(ncu: str, bins: Path, out: Path, arch: str, budget_s: float,
-                launches: int) -> dict[str, Any]:
-    exes = {side: build("many", side, bins, arch) for side in ("base", "new")}
+def probe_many(ncu: str, exe: Path, out: Path, budget_s: float, launches: int
+               ) -> tuple[str, dict[str, Any]]:
+    """ncu's cost per launch under each collection (one launch of each of the 100 kernels), and
+    the richest collection that profiles 100 x `launches` launches within `budget_s`."""
     probe_dir = out / "many" / "probe"
     probe_dir.mkdir(parents=True, exist_ok=True)
     probes, chosen = {}, "duration"
-    for label, options in MANY_COLLECTIONS.items():  # 1 launch of each kernel: 100 launches
-        row = profile(ncu, exes["base"], probe_dir / label, options, ["1"])
+    for label, options in MANY_COLLECTIONS.items():
+        row = profile(ncu, exe, probe_dir / label, options, ["1"])
         row["s_per_launch"] = round(row["wall_s"] / 100, 4)
         probes[label] = row
         print(f"many probe {label}: {row}", flush=True)
         if row["rc"] == 0 and row["s_per_launch"] * 100 * launches <= budget_s:
             chosen = label
             break
+    shutil.rmtree(probe_dir, ignore_errors=True)
+    return chosen, probes
+
+
+def record_many(ncu: str, bins: Path, out: Path, arch: str, budget_s: float,
+                launches: int, probe_only: bool = False) -> dict[str, Any]:
+    exes = {side: build("many", side, bins, arch) for side in ("base", "new")}
+    chosen, probes = probe_many(ncu, exes["base"], out, budget_s, launches)
     result: dict[str, Any] = {"probes": probes, "collection": chosen, "launches": launches}
+    if probe_only:
+        return result
     for side, exe in exes.items():
         dest = out / "many" / side
         dest.mkdir(parents=True, exist_ok=True)
@@ -115,7 +126,6 @@ def record_many(ncu: str, bins: Path, out: Path, arch: str, budget_s: float,
         row["export_s"] = export(ncu, dest / "report.ncu-rep", dest, ("raw",))
         result[side] = row
         print(f"many {side}: {row}", flush=True)
-    shutil.rmtree(probe_dir, ignore_errors=True)
     return result
 
 
@@ -134,9 +144,9 @@ def record(args: argparse.Namespace) -> None:
     arch = summary["meta"].get("arch") or "sm_90"
     if args.phase in ("pipeline", "all"):
         summary["pipeline"] = record_pipeline(ncu.path, bins, out, arch)
-    if args.phase in ("many", "all"):
+    if args.phase in ("many", "probe", "all"):
         summary["many"] = record_many(ncu.path, bins, out, arch, args.many_budget,
-                                      args.many_launches)
+                                      args.many_launches, probe_only=args.phase == "probe")
     shutil.rmtree(bins, ignore_errors=True)
     (out / "meta.json").write_text(json.dumps(summary, indent=1, default=str))
 
@@ -149,18 +159,22 @@ def import_fixtures(src: Path, dest: Path, repo_root: str, gpu_out: str) -> None
     prefixes = scrub_prefixes(src, repo_root, gpu_out)
     for app, stems in (("pipeline", tuple(PAGES)), ("many", ("raw",))):
         for side in ("base", "new"):
+            if not (src / app / side).is_dir():
+                continue  # that application was not recorded this time
             target = dest / app / side
             target.mkdir(parents=True, exist_ok=True)
             for stem in stems:
                 copy_scrubbed(src / app / side / f"{stem}.csv.gz", target / f"{stem}.csv.gz",
                               prefixes)
-    copy_scrubbed(src / "meta.json", dest / "meta.json", prefixes)
+    dest.mkdir(parents=True, exist_ok=True)
+    meta = dest / f"meta.{src.name}.json"  # one per recording: they are made in separate calls
+    copy_scrubbed(src / "meta.json", meta, prefixes)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--phase", choices=("pipeline", "many", "all"), default="all")
+    parser.add_argument("--phase", choices=("pipeline", "many", "probe", "all"), default="all")
     parser.add_argument("--many-budget", type=float, default=150.0,
                         help="seconds one side of the 5,000-launch application may take")
     parser.add_argument("--many-launches", type=int, default=50)
