@@ -11,7 +11,12 @@ a quarter of the symptom's share (`MIN_OWN`) is too small to explain it and keep
 Healthy is healthy: a limit (a bandwidth, a pipe, issue) that runs near its ceiling while the
 SMs have work (`NEAR_CEILING`) leaves little to gain there, so a loss elsewhere worth a fifth of
 the kernel's time or more (`WORTH_FIXING`: idle SMs, latency, waste) ranks above it. The limit
-stays in the list; it is what the kernel hits once the loss is gone.
+stays in the list, above the smaller findings; it is what the kernel hits once the loss is gone.
+
+Headroom bounds a memory-side loss: scattered sectors, bank conflicts, local traffic, atomics or
+exposed memory latency cost time only while the math pipes have cycles to spare. With a compute
+pipe busy a share b of the active cycles, removing such a loss saves at most 1 - b of the time
+(the pipe's work remains), so its share is capped there (`MEMORY_LOSSES`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ NEAR_CEILING = 0.8
 WORTH_FIXING = 0.2
 LIMITS = ("memory_bandwidth", "l2_bandwidth", "l1_bandwidth", "compute_fma", "compute_sfu",
           "compute_fp64", "tensor_core", "instruction_issue")
+
+COMPUTE_LIMITS = ("compute_fma", "compute_sfu", "compute_fp64", "tensor_core")
+MEMORY_LOSSES = ("uncoalesced_access", "shared_bank_conflicts", "register_spills",
+                 "local_memory", "atomic_contention", "memory_latency")
 
 _OCCUPANCY = ("occupancy_registers", "occupancy_shared", "occupancy_block")
 _LATENCY_ROOTS = ("launch_overhead", "small_grid", "tail_effect", *_OCCUPANCY,
@@ -59,6 +68,7 @@ def rank(findings: list[Finding], near_ceiling: dict[str, float] | None = None
     """Findings best explanation first: causes above the symptoms they produce, and losses
     worth fixing above limits that run near their ceiling. `near_ceiling` maps a limit
     finding's bottleneck to its unit's utilization while the SMs are active."""
+    findings = [_within_headroom(f, near_ceiling or {}) for f in findings]
     present = {f.bottleneck: f for f in findings}
     score = {name: f.score for name, f in present.items()}
     edges = [(root, symptom) for symptom in present for root in present
@@ -80,9 +90,28 @@ def rank(findings: list[Finding], near_ceiling: dict[str, float] | None = None
         summary = f.summary + (f" Here it follows from {', '.join(causes)}." if causes else "")
         demoted = worth and f.bottleneck in healthy
         out.append((replace(f, score=score[f.bottleneck], summary=summary), f, demoted))
-    out.sort(key=lambda t: (t[2], -t[0].score, depth[t[0].bottleneck], -t[1].score,
-                            t[0].bottleneck))
+    out.sort(key=lambda t: (_tier(t[0].score, t[2]), -t[0].score, depth[t[0].bottleneck],
+                            -t[1].score, t[0].bottleneck))
     return [f for f, _, _ in out]
+
+
+def _tier(score: float, demoted: bool) -> int:
+    """Findings worth fixing first, then limits at their ceiling, then the small findings."""
+    if demoted:
+        return 1
+    return 0 if score >= WORTH_FIXING else 2
+
+
+def _within_headroom(f: Finding, levels: dict[str, float]) -> Finding:
+    """A memory-side loss capped at the time the busiest compute pipe leaves free."""
+    busy = max((levels[c] for c in COMPUTE_LIMITS if c in levels), default=0.0)
+    cap = max(0.0, 1.0 - busy)
+    if f.bottleneck not in MEMORY_LOSSES or f.score <= cap:
+        return f
+    pipe = max((c for c in COMPUTE_LIMITS if c in levels), key=lambda c: levels[c])
+    note = (f" At most {100 * cap:.0f}% of the time is at stake: {pipe} keeps its pipe busy"
+            f" {100 * busy:.0f}% of the active cycles whatever the memory does.")
+    return replace(f, score=cap, summary=f.summary + note)
 
 
 def _ancestors(name: str, edges: list[tuple[str, str]]) -> set[str]:
