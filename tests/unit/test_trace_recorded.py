@@ -1,4 +1,5 @@
-"""The traces committed from the H200 run of `tools/gpu_tune_loop_check.sh` (docs/traces/): they
+"""The traces committed from H200 runs of `tools/gpu_tune_loop_check.sh` and
+`tools/gpu_roofline_check.sh` (docs/traces/): they
 parse as round records, every decision states metric values and cites compendium entries, and
 re-rendering them gives the committed markdown."""
 
@@ -22,10 +23,10 @@ def _load(path: Path) -> tuple[dict, list[RoundRecord]]:
     return data["run"], [RoundRecord.from_json(r) for r in data["rounds"]]
 
 
-def test_the_four_runs_are_committed() -> None:
+def test_the_five_runs_are_committed() -> None:
     assert [p.name.split(".")[0] for p in RUNS] == [
         "fused_add_rmsnorm-template", "merge_attn_states_lse-template",
-        "silu_and_mul-naive-llm-replay", "silu_and_mul-template"]
+        "poly_eval-roofline", "silu_and_mul-naive-llm-replay", "silu_and_mul-template"]
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
