@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.model import Diagnosis
-from pragma_ncu.diagnose.signals import PIPES, Signals
+from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile import csv_reader, normalize
 from pragma_ncu.profile.model import KernelProfile, Profile
@@ -27,8 +27,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
 EXPECTED = tomllib.loads((ROOT / "examples" / "corpus" / "expected.toml").read_text())
 COLLECTIONS = ("default", "full", "ours")
 SPLITS = ("calibration", "holdout", "holdout2")
-SOL_CLASSES = {"DRAM": "memory_bandwidth", "L2": "l2_bandwidth", "L1": "l1_bandwidth",
-               "issue": "instruction_issue", "LSU": "l1_bandwidth", **PIPES}
+SOL_CLASSES = {"DRAM": "memory_bandwidth", L2_CARRYING: "memory_bandwidth", "L2": "l2_bandwidth",
+               "L1": "l1_bandwidth", "issue": "instruction_issue", "LSU": "l1_bandwidth",
+               **PIPES}
 
 
 def _page(folder: Path, stem: str) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from pragma_ncu.diagnose.model import Evidence, Finding
 from pragma_ncu.diagnose.signals import (
+    L2_CARRYING,
     LIMITERS,
     PIPES,
     Signals,
@@ -51,21 +52,30 @@ def dram_ceiling_fraction(s: Signals, ceiling_gbps: float | None) -> float | Non
 
 
 def memory_bandwidth(s: Signals) -> Finding | None:
+    """Busy moving bytes between the SMs and DRAM: DRAM's own load, or the L2's where it only
+    carries that traffic and is the busier of the two (stores it absorbs, the crossing between
+    L2 partitions): a streaming kernel below the roofline is still memory-bound."""
     dram, ceiling_gbps = s.val("dram"), s.ceiling_gbps
-    if not s.has("dram") or s.per_active("dram") < BUSY:
+    unit, load = s.memory_traffic()
+    if not s.has("dram") or load < BUSY:
         return None
     frac = dram_ceiling_fraction(s, ceiling_gbps) or 0.0
     at_roof = frac >= AT_ROOFLINE
     basis = "the measured copy ceiling" if ceiling_gbps and s.has("dram_bytes") else \
         f"a copy's practical {PRACTICAL_DRAM:.0%} of ncu's DRAM peak"
     title = (f"DRAM-bandwidth-bound, at the roofline ({frac:.0%} of {basis})" if at_roof else
-             "DRAM-bandwidth-heavy, below the roofline")
-    summary = (f"DRAM runs at {dram:.0%} of its peak, {frac:.0%} of {basis}. "
+             "Memory-bandwidth-heavy, below the roofline")
+    carried = (f" and the L2, which only carries that traffic, at {s.val('l2'):.0%}"
+               if unit == L2_CARRYING else "")
+    summary = (f"DRAM runs at {dram:.0%} of its peak{carried}, {frac:.0%} of {basis}. "
                + ("Only fewer bytes (fusion, smaller types, reuse through cache) make it faster."
-                  if at_roof else "More bytes in flight could push it to the roofline."))
+                  if at_roof else "More bytes in flight (wider loads, several elements per "
+                  "thread) could push it to the roofline."))
     useful = (1 - _dram_waste(s)) * (1 - local_fraction(s))
-    return _f("memory_bandwidth", title, dram * useful, summary,
-              (s.ev("dram", f"{frac:.0%} of {basis}", 100, "%"), s.ev("dram_bytes")))
+    return _f("memory_bandwidth", title, load * s.active * useful, summary,
+              (s.ev("dram", f"{frac:.0%} of {basis}", 100, "%"), s.ev("dram_bytes"),
+               *((s.ev("l2", "carrying DRAM traffic", 100, "%"), s.ev("l2_reuse"))
+                 if unit == L2_CARRYING else ())))
 
 
 def _dram_waste(s: Signals) -> float:

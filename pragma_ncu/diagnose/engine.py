@@ -9,7 +9,7 @@ from pragma_ncu.diagnose.cite import MAX_ACTIONS, Knowledge, actions_for, cite, 
 from pragma_ncu.diagnose.cpu import diagnose_cpu, is_cpu
 from pragma_ncu.diagnose.detectors import AT_ROOFLINE, DETECTORS, dram_ceiling_fraction
 from pragma_ncu.diagnose.model import Diagnosis, Finding, Roofline
-from pragma_ncu.diagnose.signals import PIPES, Signals
+from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.profile.model import KernelProfile, Profile, RuleResult
 from pragma_ncu.roofline import COMPUTE_KINDS, attainable
 
@@ -113,6 +113,8 @@ def roofline_of(s: Signals, compute: dict[str, float] | None = None) -> Roofline
         ceiling, source = achieved / (dram_pct / 100), "ncu DRAM peak"
     pipe, busy = s.top_pipe()
     binding, level = s.busiest()
+    if binding == L2_CARRYING:
+        binding = "DRAM"  # the L2 only carries DRAM's traffic: the roof is DRAM's
     # At the roofline: DRAM at the copy ceiling, or a compute pipe near its peak. A saturated
     # L1 or L2 is not a roofline: it is usually extra traffic (waste, re-reads) to remove.
     if binding == "DRAM":

@@ -151,6 +151,10 @@ QUANTITY_LIST: tuple[Quantity, ...] = (
              (metric("l1tex__t_sector_hit_rate.pct", 0.01),), "MemoryWorkloadAnalysis"),
     Quantity("l2_hit_rate", "share of L2 sector lookups that hit (0..1)",
              (metric("lts__t_sector_hit_rate.pct", 0.01),), "MemoryWorkloadAnalysis"),
+    Quantity("l2_reuse", "L2 sectors served per sector filled from DRAM, as shares of the two "
+             "units' peaks (about 1 for a streaming kernel on an H200; re-read data more)",
+             (ratio("lts__t_sectors" + _PCT_E, "lts__d_sectors_fill_device" + _PCT_E),),
+             _SOL),
     Quantity("l2", "L2 throughput, fraction of peak over elapsed time",
              (metric("lts__throughput" + _PCT_E, 0.01),), _SOL),
     Quantity("l1", "L1/TEX throughput, fraction of peak while SMs are active",

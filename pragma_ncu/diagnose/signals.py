@@ -35,10 +35,15 @@ LIMITERS = {
     "launch__occupancy_limit_registers": "occupancy_registers",
     "launch__occupancy_limit_shared_mem": "occupancy_shared",
 }
+L2_CARRYING = "L2 (DRAM traffic)"  # the unit name when L2 passing DRAM traffic is the busier
 NOT_STALLS = ("selected",)  # "selected" is the issue itself, not a wait
 PIPE_NEAR_ISSUE = 0.1  # a pipe this close to the issue rate is what the issue rate serves
 L2_BEYOND_DRAM = 0.15  # L2 is its own limit only when it does this much more than DRAM's share
 L2_REUSE_HITS = 0.6  # ... and serves hits: a streaming kernel's L2 hit rate is about 0.5
+# ... or, where the report has no hit rate (ncu's default set), serves each sector it fills
+# from DRAM this many times: a streaming kernel's ratio is 1.0 (copies 1.03-1.04 on the H200),
+# re-read data 2-18 (the corpus' L2-bound and local-memory kernels)
+L2_REUSE_RATIO = 1.5
 
 
 def stall_name(reason: str) -> str:
@@ -166,10 +171,9 @@ class Signals:
     def busiest(self) -> tuple[str, float]:
         """The busiest unit while the SMs are active: a memory level, a pipe or the issue
         slots. Its utilization is how much of the active time some limit was reached."""
-        dram, l2 = self.per_active("dram"), self.per_active("l2")
-        if not self.l2_serves_its_own():
-            l2 = 0.0  # L2 carries every DRAM byte: streaming DRAM traffic is DRAM's load
-        units = {"DRAM": dram, "L2": l2, "L1": self.val("l1"), "issue": self.val("issue"),
+        memory, load = self.memory_traffic()
+        l2 = self.per_active("l2") if self.l2_serves_its_own() else 0.0  # else it is `memory`
+        units = {memory: load, "L2": l2, "L1": self.val("l1"), "issue": self.val("issue"),
                  "LSU": self.val("pipe_LSU"), **self.pipes()}
         name = max(units, key=lambda u: units[u])
         pipe, busy = self.top_pipe()
@@ -183,7 +187,18 @@ class Signals:
         hit on write-allocate and its loads miss, about half; re-read data hits far more."""
         if self.has("dram") and self.val("l2") < self.val("dram") + L2_BEYOND_DRAM:
             return False
-        return not self.has("l2_hit_rate") or self.val("l2_hit_rate") >= L2_REUSE_HITS
+        if self.has("l2_hit_rate"):
+            return self.val("l2_hit_rate") >= L2_REUSE_HITS
+        return not self.has("l2_reuse") or self.val("l2_reuse") >= L2_REUSE_RATIO
+
+    def memory_traffic(self) -> tuple[str, float]:
+        """The load of the traffic between the SMs and DRAM while the SMs are active: DRAM's,
+        or the L2's where it only carries that traffic and is busier (stores it absorbs, the
+        crossing between L2 partitions), named for the unit it was read from."""
+        dram, l2 = self.per_active("dram"), self.per_active("l2")
+        if self.has("l2") and l2 > dram and not self.l2_serves_its_own():
+            return L2_CARRYING, l2
+        return "DRAM", dram
 
     @property
     def exposure(self) -> float:
