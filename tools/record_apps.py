@@ -113,9 +113,13 @@ def probe_many(ncu: str, exe: Path, out: Path, budget_s: float, launches: int
 
 
 def record_many(ncu: str, bins: Path, out: Path, arch: str, budget_s: float,
-                launches: int, probe_only: bool = False) -> dict[str, Any]:
+                launches: int, probe_only: bool = False, collection: str = "auto"
+                ) -> dict[str, Any]:
     exes = {side: build("many", side, bins, arch) for side in ("base", "new")}
-    chosen, probes = probe_many(ncu, exes["base"], out, budget_s, launches)
+    if collection == "auto":
+        chosen, probes = probe_many(ncu, exes["base"], out, budget_s, launches)
+    else:
+        chosen, probes = collection, {}
     result: dict[str, Any] = {"probes": probes, "collection": chosen, "launches": launches}
     if probe_only:
         return result
@@ -146,7 +150,8 @@ def record(args: argparse.Namespace) -> None:
         summary["pipeline"] = record_pipeline(ncu.path, bins, out, arch)
     if args.phase in ("many", "probe", "all"):
         summary["many"] = record_many(ncu.path, bins, out, arch, args.many_budget,
-                                      args.many_launches, probe_only=args.phase == "probe")
+                                      args.many_launches, probe_only=args.phase == "probe",
+                                      collection=args.many_collection)
     shutil.rmtree(bins, ignore_errors=True)
     (out / "meta.json").write_text(json.dumps(summary, indent=1, default=str))
 
@@ -178,6 +183,8 @@ def main() -> int:
     parser.add_argument("--many-budget", type=float, default=150.0,
                         help="seconds one side of the 5,000-launch application may take")
     parser.add_argument("--many-launches", type=int, default=50)
+    parser.add_argument("--many-collection", choices=("auto", *MANY_COLLECTIONS), default="auto",
+                        help="skip the probe and use this collection")
     parser.add_argument("--import-from", type=Path)
     parser.add_argument("--fixtures", type=Path, default=ROOT / "tests" / "fixtures" / "apps")
     parser.add_argument("--repo-root", default=str(ROOT))
