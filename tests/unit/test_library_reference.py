@@ -313,3 +313,29 @@ def test_the_cpu_worker_runs_torch_references_on_cpu_tensors(kdir: Path) -> None
         missing = worker.evaluate(cpu_request(kdir, "torch", "axpy"))
         assert missing.status is Status.REFERENCE_ERROR
         assert "pip install torch" in missing.message and 'library = "numpy"' in missing.message
+
+
+def test_the_bundled_cupy_references_compute_what_the_numpy_ones_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy mirrors NumPy's API: with NumPy standing in for it, examples/reference_cupy.py must
+    give examples/reference.py's numbers (the GPU run: tools/gpu_reference_check.py)."""
+    monkeypatch.setitem(sys.modules, "cupy", np)
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"_{name}", ROOT / "examples" / name)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    gpu, host = load("reference_cupy.py"), load("reference.py")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(7, 18)).astype(np.float32)
+    np.testing.assert_array_equal(gpu.silu_and_mul(x, 9), host.silu_and_mul(x, 9))
+    i, r = rng.normal(size=(2, 5, 11)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, size=11).astype(np.float32)
+    got, want = gpu.fused_add_rmsnorm(i, r, w, 1e-6, 11), host.fused_add_rmsnorm(i, r, w, 1e-6, 11)
+    for key in ("input", "residual"):
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-12)
+    a, b = rng.normal(size=(6, 4)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+    np.testing.assert_allclose(gpu.sgemm(a, b, 6, 3, 4), host.sgemm(a, b, 6, 3, 4), rtol=1e-12)
