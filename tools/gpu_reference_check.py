@@ -37,6 +37,7 @@ from tabulate import tabulate  # noqa: E402
 
 from pragma_ncu import dtypes  # noqa: E402
 from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu.errors import NoGPUError  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
 from pragma_ncu.spec import TaskSpec  # noqa: E402
@@ -75,6 +76,10 @@ def verify(runner: Runner, settings: Any) -> list[dict[str, Any]]:
             chosen = [spec.shape_named(s) for s in shapes]
             report = run_bench(spec, chosen, settings, runner,
                                timing=TimingConfig(budget_ms=20.0, copy_reference=False))
+            if not report.rows:  # no build or no GPU: say so rather than show nothing
+                rows.append({"kernel": kernel, "shape": "-", "library": library,
+                             "status": "no_gpu" if report.device is None else "build_failed",
+                             "message": report.no_gpu_reason or report.build.log[-500:]})
             for row in report.rows:
                 m = row.measurement
                 worst = [(o.name, o.max_abs, o.max_rel) for c in m.checks for o in c.outputs]
@@ -178,12 +183,17 @@ def main(out: Path) -> int:
     settings = load_settings()
     started = datetime.datetime.now(datetime.UTC)
     with Runner(worker_command(settings), timeout_s=600) as runner:
-        device = runner.hello()
+        try:
+            device = runner.hello()
+        except NoGPUError as exc:
+            print(f"this check runs on the GPU machine: {exc}", file=sys.stderr)
+            return 2
         print(f"device: {device.name} ({device.arch}), {started:%Y-%m-%d %H:%M} UTC")
         checks = verify(runner, settings)
     print("\n== the same kernels verified by NumPy, PyTorch and CuPy references")
-    print(tabulate([[r["kernel"], r["shape"], r["library"], r["status"], r["max_abs"],
-                     r["max_rel"], r["kernel_us"], r["reference_s_per_check"]] for r in checks],
+    print(tabulate([[r["kernel"], r["shape"], r["library"], r["status"], r.get("max_abs"),
+                     r.get("max_rel"), r.get("kernel_us"), r.get("reference_s_per_check")]
+                    for r in checks],
                    headers=["kernel", "shape", "reference", "status", "max |err|", "max rel",
                             "kernel µs", "reference s/check (worker)"], floatfmt=".4g"))
     times = reference_times()

@@ -102,7 +102,7 @@ class CupyArrays:
         cp, d = self.cp, _dtype(dtype)
         raw = cp.asarray(CudaArray(ptr, shape, d.numpy_storage.str))
         if dtype == "bf16":  # no bf16 in CuPy: the bits are the top half of a float32
-            return (raw.astype(cp.uint32) << 16).view(cp.float32)
+            return (raw.astype(cp.uint32) << cp.uint32(16)).view(cp.float32)
         return raw.astype(d.reference_dtype)  # astype copies
 
     def flat(self, value: Any, reference: np.dtype) -> Any:
