@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pragma_ncu import task as tasks
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for, compute_ceiling_for
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
@@ -52,6 +52,10 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
               timing: TimingConfig | None = None, progress: Progress = lambda _: None,
               ) -> BenchReport:
     """Build once, then measure every shape in `runner`'s worker."""
+    if spec.is_cpu:
+        raise PragmaError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
+                          "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
+                          "and times it")
     params = {**spec.default_params(), **(params or {})}
     tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
     nvcc = find_nvcc(settings)

@@ -63,3 +63,8 @@ class LLMBadReply(PragmaError):
 class TemplateError(PragmaError):
     """A kernel template cannot be rendered (jinja2 syntax, an undefined variable, a failing
     `{% raise %}`-style check); the message names the template and the line."""
+
+
+class DraftError(PragmaError):
+    """`init` cannot draft a spec from a source: no kernel in it, several and none chosen, or
+    an argument a spec cannot describe; the message names it and what would work."""

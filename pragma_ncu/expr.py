@@ -36,6 +36,11 @@ _FUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
+def function_names() -> frozenset[str]:
+    """The functions an expression may call."""
+    return frozenset(_FUNCS)
+
+
 def _true_div(a: Any, b: Any) -> Any:
     # Exact integer division stays integral, so `T / 2` can be used as a size when it divides.
     if isinstance(a, int) and isinstance(b, int) and b != 0 and a % b == 0:

@@ -102,12 +102,18 @@ class Tolerance:
         return dtype.atol, dtype.rtol
 
 
+REFERENCE_LIBRARIES = ("numpy", "torch", "cupy")
+
+
 @dataclass(frozen=True)
 class Reference:
-    """A NumPy reference `file.py:func` / `module:func`, or None: the original kernel itself."""
+    """A reference function `file.py:func` / `module:func` written with `library` (NumPy
+    arrays on the host, torch tensors or CuPy arrays on the GPU), or None: the original kernel
+    itself."""
 
     function: str | None = None
     base_dir: Path | None = None
+    library: str = "numpy"
 
 
 @dataclass(frozen=True)

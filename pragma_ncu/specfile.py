@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from pragma_ncu.cpu import abi
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
+    REFERENCE_LIBRARIES,
     ArgSpec,
     Init,
     LaunchSpec,
@@ -28,10 +30,12 @@ _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "refe
 _KEYS = {
     "kernel": {"name", "source", "flags", "template_args"}, "tune": {"restrictions"},
     "param": {"default", "values", "flag"}, "launch": {"grid", "block", "shared_mem"},
-    "metrics": {"bytes", "flops", "compute"}, "reference": {"function"},
+    "metrics": {"bytes", "flops", "compute"}, "reference": {"function", "library"},
     "arg": {"name", "dtype", "role", "shape", "value", "init"},
 }
 _DISTS = {"normal": ("mean", "std"), "uniform": ("low", "high"), "randint": ("low", "high")}
+PLACEHOLDER = "<fill>"  # what `pragma-ncu init` writes where only the user knows the value
+_PLACEHOLDER = re.compile(r"<fill\b[^>]*>")
 
 
 def spec_path_for(kernel: Path) -> Path:
@@ -52,9 +56,16 @@ def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
     return parse_spec(data, spec_path, kernel_path)
 
 
-def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
-    """Build a TaskSpec from parsed TOML data."""
-    w = str(spec_path)
+def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None = None,
+               where: str | None = None) -> TaskSpec:
+    """Build a TaskSpec from parsed TOML data (or the same tables built in Python: see
+    `pragma_ncu.describe`); `where` names the source in messages (default: the spec's path)."""
+    w = where or str(spec_path)
+    left = placeholders(data)
+    if left:
+        raise SpecError(w, left[0], f"a value in place of {PLACEHOLDER}, which `pragma-ncu init` "
+                        f"drafted for you to fill ({len(left)} left: {', '.join(left)})",
+                        _lookup(data, left[0]))
     unknown = set(data) - _TOP_LEVEL
     if unknown:
         raise SpecError(w, sorted(unknown)[0], f"one of the sections {sorted(_TOP_LEVEL)}")
@@ -91,6 +102,25 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     if cpu:
         _check_cpu(spec, w)
     return spec
+
+
+def placeholders(data: Any, field: str = "") -> list[str]:
+    """The fields of spec data that still hold a placeholder ("shapes[0].n", ...), in order."""
+    if isinstance(data, str):
+        return [field] if _PLACEHOLDER.search(data) else []
+    if isinstance(data, dict):
+        items = [(f"{field}.{k}" if field else str(k), v) for k, v in data.items()]
+    elif isinstance(data, list):
+        items = [(f"{field}[{i}]", v) for i, v in enumerate(data)]
+    else:
+        return []
+    return [f for path, value in items for f in placeholders(value, path)]
+
+
+def _lookup(data: Any, field: str) -> Any:
+    for part in re.findall(r"[^.\[\]]+", field):
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    return data
 
 
 def _compute_kind(metrics: dict[str, Any], w: str) -> str:
@@ -298,12 +328,20 @@ def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
 
 
 def _parse_reference(table: dict[str, Any], spec_path: Path, w: str) -> Reference:
+    library = table.get("library", "numpy")
+    if library not in REFERENCE_LIBRARIES:
+        raise SpecError(w, "reference.library", f"one of {', '.join(REFERENCE_LIBRARIES)} (what "
+                        "the function takes and returns: NumPy arrays, torch tensors, CuPy "
+                        "arrays)", library)
     if "function" not in table:
+        if "library" in table:
+            raise SpecError(w, "reference.function", f"the {library} function that "
+                            "reference.library describes ('file.py:function')")
         return Reference(None, spec_path.parent)
     fn = table["function"]
     if not isinstance(fn, str) or fn.count(":") != 1 or not all(fn.split(":")):
         raise SpecError(w, "reference.function", "'file.py:function' or 'module:function'", fn)
-    return Reference(fn, spec_path.parent)
+    return Reference(fn, spec_path.parent, library)
 
 
 def _check_names(spec: TaskSpec, w: str) -> None:

@@ -112,10 +112,12 @@ def kernel_ref(built: BuildResult, task: ResolvedTask) -> KernelRef:
 
 
 def reference_spec(spec: TaskSpec, original: KernelRef | None) -> ReferenceSpec:
-    """The spec's NumPy reference, or else the original kernel (`original`) itself."""
+    """The spec's reference function (its kind is its library: numpy, torch or cupy), or else
+    the original kernel (`original`) itself."""
     if spec.reference.function:
         base = spec.reference.base_dir or spec.spec_path.parent
-        return ReferenceSpec("numpy", spec.reference.function, str(Path(base).resolve()))
+        return ReferenceSpec(spec.reference.library, spec.reference.function,
+                             str(Path(base).resolve()))
     return ReferenceSpec("kernel", kernel=original)
 
 

@@ -10,6 +10,7 @@ from pragma_ncu.cli.bench_cmd import bench
 from pragma_ncu.cli.ceilings_cmd import ceilings
 from pragma_ncu.cli.doctor_cmd import doctor
 from pragma_ncu.cli.explain_cmd import explain
+from pragma_ncu.cli.init_cmd import init
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
 from pragma_ncu.cli.knowledge_cmd import knowledge
 from pragma_ncu.cli.profile_cmd import profile
@@ -24,10 +25,12 @@ def cli() -> None:
     """Make CUDA kernels faster under the guidance of Nsight Compute.
 
     Start with `pragma-ncu doctor` to see what this machine can do, then
-    `pragma-ncu bench --kernel examples/silu_and_mul.cu`.
+    `pragma-ncu bench --kernel examples/silu_and_mul.cu`; for a kernel of your own,
+    `pragma-ncu init foo.cu` drafts its spec.
     """
 
 
+cli.add_command(init)
 cli.add_command(bench)
 cli.add_command(autotune)
 cli.add_command(ceilings)

@@ -21,7 +21,7 @@ from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON, Workspa
 # them too); the explicit re-exports above keep `checks.ReferenceFailure` etc. working for callers.
 
 RefBuffers = dict[str, tuple[DeviceMemory, str]]  # output name -> (buffer, its dtype name)
-_REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}
+REF_NAME = {"float32": "fp32", "float64": "fp64", "int64": "int64"}  # reference dtype -> name
 
 
 def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
@@ -30,7 +30,7 @@ def numpy_reference(ws: Workspace, fn: Callable[..., Any]) -> RefBuffers:
     for name, host in run_numpy_reference(fn, ws.args, ws.download).items():
         mem = ws.gpu.alloc(host.nbytes)
         ws.gpu.upload(mem.ptr, host)
-        buffers[name] = (mem, _REF_NAME[host.dtype.name])
+        buffers[name] = (mem, REF_NAME[host.dtype.name])
     return buffers
 
 def kernel_reference(ws: Workspace, ref: KernelRef) -> RefBuffers:

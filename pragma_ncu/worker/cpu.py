@@ -32,7 +32,12 @@ from pragma_ncu.worker.cpu_workspace import (
 )
 from pragma_ncu.worker.host import host_info
 from pragma_ncu.worker.protocol import EvalRequest, KernelRef
-from pragma_ncu.worker.reference import ReferenceFailure, load_function, run_numpy_reference
+from pragma_ncu.worker.reference import (
+    FUNCTION_KINDS,
+    ReferenceFailure,
+    load_reference,
+    run_host_reference,
+)
 
 CEILING_BYTES = 256 << 20
 MIN_REFERENCE_BUDGET = 64 << 20
@@ -171,13 +176,13 @@ def _check_round(session: CpuSession, req: EvalRequest, ws: HostWorkspace,
 
 def _reference(session: CpuSession, req: EvalRequest, ws: HostWorkspace, seed: int) -> RefArrays:
     ref = req.reference
-    if ref.kind == "numpy" and ref.function:
-        identity: tuple[Any, ...] = ("numpy", ref.function, ref.base_dir)
+    if ref.kind in FUNCTION_KINDS and ref.function:
+        identity: tuple[Any, ...] = (ref.kind, ref.function, ref.base_dir)
     elif ref.kind == "kernel" and ref.kernel is not None:
         identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol)
     else:
-        raise ReferenceFailure(f"reference kind {ref.kind!r} needs a function (numpy) or a "
-                               "kernel (kernel)")
+        raise ReferenceFailure(f"reference kind {ref.kind!r} needs a function ("
+                               f"{', '.join(FUNCTION_KINDS)}) or a kernel (kernel)")
     key = (identity, tuple(sorted(req.task.dims.items())), seed,
            tuple((a.name, a.dtype, a.shape, a.init, a.value) for a in req.task.args))
     cached = session.refs.get(key)
@@ -187,15 +192,17 @@ def _reference(session: CpuSession, req: EvalRequest, ws: HostWorkspace, seed: i
         arrays = kernel_reference(session, ws, ref.kernel)
     else:
         assert ref.function is not None
-        arrays = numpy_reference(ws, load_function(ref.function, ref.base_dir))
+        fn = load_reference(ref.kind, ref.function, ref.base_dir, on_gpu=False)
+        arrays = numpy_reference(ws, fn, ref.kind)
     session.refs.put(key, arrays)
     return arrays
 
 
-def numpy_reference(ws: HostWorkspace, fn: Callable[..., Any]) -> RefArrays:
-    """Run a NumPy reference on copies of the current inputs, in higher precision; its outputs
-    flat, as the reference dtype."""
-    return run_numpy_reference(fn, ws.args, ws.read)
+def numpy_reference(ws: HostWorkspace, fn: Callable[..., Any], library: str = "numpy"
+                    ) -> RefArrays:
+    """Run a NumPy (or CPU torch) reference on copies of the current inputs, in higher
+    precision; its outputs flat, as the reference dtype."""
+    return run_host_reference(fn, ws.args, ws.read, library)
 
 def kernel_reference(session: CpuSession, ws: HostWorkspace, ref: KernelRef) -> RefArrays:
     """Call the reference kernel on the current inputs into its own (aligned) output arrays."""

@@ -9,8 +9,10 @@ from typing import Any
 
 from pragma_ncu.measurement import CheckRound, Measurement, Status, classify_check
 from pragma_ncu.worker import checks, timing
+from pragma_ncu.worker.device_reference import device_reference
 from pragma_ncu.worker.gpu import CudaFailure, Gpu
 from pragma_ncu.worker.protocol import EvalRequest, ReferenceSpec
+from pragma_ncu.worker.reference import FUNCTION_KINDS, load_reference
 from pragma_ncu.worker.workspace import Workspace
 
 
@@ -122,8 +124,8 @@ def _check_round(session: Session, req: EvalRequest, ws: Workspace, launch: Any,
 
 def _reference(session: Session, req: EvalRequest, ws: Workspace, seed: int) -> checks.RefBuffers:
     ref: ReferenceSpec = req.reference
-    if ref.kind == "numpy":
-        identity: Any = ("numpy", ref.function, ref.base_dir)
+    if ref.kind in FUNCTION_KINDS:
+        identity: Any = (ref.kind, ref.function, ref.base_dir)
     elif ref.kind == "kernel" and ref.kernel is not None:
         identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol, ref.kernel.launch)
     else:
@@ -133,9 +135,11 @@ def _reference(session: Session, req: EvalRequest, ws: Workspace, seed: int) -> 
     cached = session.refs.get(key)
     if cached is not None:
         return cached
-    if ref.kind == "numpy":
+    if ref.kind in FUNCTION_KINDS:
         assert ref.function is not None
-        buffers = checks.numpy_reference(ws, checks.load_function(ref.function, ref.base_dir))
+        fn = load_reference(ref.kind, ref.function, ref.base_dir)
+        buffers = (checks.numpy_reference(ws, fn) if ref.kind == "numpy"
+                   else device_reference(ws, fn, ref.kind))
     else:
         assert ref.kernel is not None
         buffers = checks.kernel_reference(ws, ref.kernel)

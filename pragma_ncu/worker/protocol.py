@@ -26,8 +26,9 @@ class KernelRef:
 
 @dataclass(frozen=True)
 class ReferenceSpec:
-    """kind "numpy": `function` ("file.py:func" or "module:func") resolved against `base_dir`;
-    kind "kernel": `kernel` is launched on the same inputs and its outputs are the reference."""
+    """kind "numpy", "torch" or "cupy": `function` ("file.py:func" or "module:func", resolved
+    against `base_dir`) written with that library (see `worker.reference`); kind "kernel":
+    `kernel` is launched on the same inputs and its outputs are the reference."""
 
     kind: str
     function: str | None = None

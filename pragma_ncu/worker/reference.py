@@ -1,4 +1,14 @@
-"""Loading a NumPy reference and reading what it returned: shared by the GPU and CPU workers.
+"""Reference functions: loading them, calling them, reading what they returned. Shared by the GPU
+and CPU workers.
+
+A reference is written with one library (the spec's `reference.library`): NumPy (the default,
+on the host), torch or CuPy. The rules are the same for all three: inputs and inouts arrive by
+name in higher precision than the kernel's (fp16 and bf16 as float32, integers as int64, fp32
+as float32, fp64 as float64), copies the reference may change freely, shaped as the spec says;
+scalars by name; the outputs come back as one array, a tuple in argument order or a dict by
+name, each flattened and converted to its output's reference dtype, and must have the output's
+element count. Here: the host side (NumPy, and torch on CPU tensors for a C/C++ kernel); the
+GPU side (torch and CuPy on device memory) is `worker.device_reference`.
 
 This module imports neither CUDA nor the GPU worker, so the CPU worker can use it as it is.
 """
@@ -10,12 +20,18 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from pragma_ncu import dtypes
 from pragma_ncu.spec import ResolvedArg
+
+FUNCTION_KINDS = ("numpy", "torch", "cupy")  # reference kinds that are a Python function
+_PIP = {"torch": "torch", "cupy": "cupy-cuda12x or cupy-cuda13x"}
+_CUPY_ON_CPU = ("a CuPy reference runs on the GPU, and this worker runs a C/C++ kernel on the "
+                "CPU: write it with NumPy (library = \"numpy\") or torch (it gets CPU tensors)")
 
 
 class ReferenceFailure(Exception):
@@ -46,6 +62,36 @@ def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
     return getattr(module, name)
 
 
+def load_reference(kind: str, function: str, base_dir: str | None, on_gpu: bool = True
+                   ) -> Callable[..., Any]:
+    """The reference function of kind numpy, torch or cupy. The library is imported first, so
+    that a missing torch is reported as such, not as the reference module's ImportError."""
+    if kind == "cupy" and not on_gpu:
+        raise ReferenceFailure(_CUPY_ON_CPU)
+    if kind != "numpy":
+        import_library(kind)
+    return load_function(function, base_dir)
+
+
+def import_library(name: str) -> ModuleType:
+    """torch or cupy, or a ReferenceFailure that says what to install and what works without."""
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # ImportError, or a broken install failing on import
+        raise ReferenceFailure(
+            f"reference.library = {name!r}, but {name} cannot be imported by the worker "
+            f"({sys.executable}: {exc!r}): install it there (pip install {_PIP[name]}), or "
+            "write the reference with NumPy (library = \"numpy\", the default, on the host), "
+            "or drop [reference] to check against the original kernel") from None
+
+
+def call_reference(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return fn(**kwargs)
+    except Exception as exc:
+        raise ReferenceFailure(f"the reference raised {exc!r}") from None
+
+
 def outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
     """A reference's return value (dict, tuple/list in argument order, or one array) by name."""
     if isinstance(result, dict):
@@ -64,34 +110,60 @@ def outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
     return {names[0]: result}
 
 
+def outputs(args: tuple[ResolvedArg, ...]) -> list[ResolvedArg]:
+    return [a for a in args if a.role in ("output", "inout")]
+
+
+def check_size(a: ResolvedArg, size: int) -> None:
+    if size != a.numel:
+        raise ReferenceFailure(f"reference output {a.name!r} has {size} elements, expected "
+                               f"{a.numel} (shape {a.shape})")
+
+
 def run_numpy_reference(fn: Callable[..., Any], args: tuple[ResolvedArg, ...],
                         read: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
     """Call a NumPy reference on the current inputs (`read(name)` gives an array's stored
     values), in higher precision; its outputs flat, in each output's reference dtype."""
+    return run_host_reference(fn, args, read, "numpy")
+
+
+def run_host_reference(fn: Callable[..., Any], args: tuple[ResolvedArg, ...],
+                       read: Callable[[str], np.ndarray], library: str = "numpy"
+                       ) -> dict[str, np.ndarray]:
+    """A NumPy reference, or a torch one on CPU tensors (the CPU worker's: CuPy needs a GPU);
+    its outputs flat on the host, in each output's reference dtype."""
+    if library == "cupy":
+        raise ReferenceFailure(_CUPY_ON_CPU)
+    wrap: Callable[[np.ndarray], Any] = lambda array: array  # noqa: E731
+    if library == "torch":
+        wrap = import_library("torch").from_numpy
     kwargs: dict[str, Any] = {}
     for a in args:
         if a.role == "scalar":
             kwargs[a.name] = a.value
         elif a.role in ("input", "inout"):
-            kwargs[a.name] = dtypes.to_reference(_dtype(a.dtype), read(a.name))
-    try:
-        result = fn(**kwargs)
-    except Exception as exc:
-        raise ReferenceFailure(f"the reference raised {exc!r}") from None
-    outs = [a for a in args if a.role in ("output", "inout")]
-    by_name = outputs_by_name(result, [a.name for a in outs])
+            kwargs[a.name] = wrap(dtypes.to_reference(_dtype(a.dtype), read(a.name)))
+    by_name = outputs_by_name(call_reference(fn, kwargs), [a.name for a in outputs(args)])
     arrays: dict[str, np.ndarray] = {}
-    for a in outs:
+    for a in outputs(args):
         try:
-            value = np.asarray(by_name[a.name])
+            value = np.asarray(_to_host(by_name[a.name]))
             flat = np.ascontiguousarray(value.reshape(-1).astype(_dtype(a.dtype).reference_dtype))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RuntimeError) as exc:
             raise ReferenceFailure(f"reference output {a.name!r} is not numeric: {exc}") from None
-        if flat.size != a.numel:
-            raise ReferenceFailure(f"reference output {a.name!r} has {flat.size} elements, "
-                                   f"expected {a.numel} (shape {a.shape})")
+        check_size(a, flat.size)
         arrays[a.name] = flat
     return arrays
+
+
+def _to_host(value: Any) -> Any:
+    """A torch tensor (on any device, with or without grad) as a NumPy array; else as it is."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        tensor = value.detach().cpu()
+        if "bfloat16" in str(getattr(tensor, "dtype", "")):  # NumPy has no bf16
+            tensor = tensor.float()
+        return tensor.numpy()
+    return value
 
 
 def _dtype(name: str) -> dtypes.DType:

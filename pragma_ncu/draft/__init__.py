@@ -1,0 +1,92 @@
+"""`pragma-ncu init`: draft a task spec from a kernel's source.
+
+    draft = draft_spec(Path("foo.cu"))            # read foo.cu, infer, render (writes nothing)
+    written = write_draft(draft)                  # foo.toml and foo_reference.py, never over
+                                                  # existing files unless force=True
+
+The kernel's signature gives the arguments (C types to dtypes, `const T*` inputs, `T*` outputs
+or inouts by their first access, integer scalars as dims), the file its `#ifndef` knobs and the
+kernel its template parameters; the launch, the shapes' sizes, float scalars and the reference's
+body are left for the user, as marked placeholders and GUESS comments.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pragma_ncu.draft.cparse import language_of, parse_source
+from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer
+from pragma_ncu.draft.render import function_name, reference_text, spec_text
+from pragma_ncu.errors import DraftError
+from pragma_ncu.spec import REFERENCE_LIBRARIES, target_of
+from pragma_ncu.specfile import spec_path_for
+
+__all__ = ["Draft", "draft_spec", "write_draft"]
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A drafted spec and reference stub, not yet written."""
+
+    kernel: KernelDraft
+    spec_path: Path
+    spec_text: str
+    reference_path: Path | None
+    reference_text: str | None
+
+    def paths(self) -> tuple[Path, ...]:
+        return (self.spec_path,) + ((self.reference_path,) if self.reference_path else ())
+
+
+def draft_spec(kernel_path: Path, name: str | None = None, spec_path: Path | None = None,
+               reference: str | None = "numpy") -> Draft:
+    """Draft the spec of kernel `name` (the file's only kernel by default) of `kernel_path`.
+
+    `spec_path` defaults to the .toml beside the kernel; `reference` is the library of the
+    reference stub written beside the spec (numpy, torch or cupy), or None for none (the
+    kernel itself is then the reference). Raises DraftError for what cannot be drafted.
+    """
+    if reference is not None and reference not in REFERENCE_LIBRARIES:
+        raise DraftError(f"reference library {reference!r}: expected one of "
+                         f"{', '.join(REFERENCE_LIBRARIES)} (or none)")
+    if kernel_path.name.endswith(".j2"):
+        raise DraftError(f"{kernel_path.name} is a jinja2 template, which is not C/CUDA until it "
+                         "is rendered: run init on a rendered instance, then point "
+                         "kernel.source at the template and add its variables to [params]")
+    if not kernel_path.is_file():
+        raise DraftError(f"kernel file not found: {kernel_path}")
+    target = target_of(kernel_path)
+    facts = parse_source(kernel_path.read_text(errors="replace"),
+                         language_of(kernel_path.suffix))
+    draft = infer(facts, choose_kernel(facts, target, kernel_path, name), kernel_path, target)
+    spec_path = spec_path or spec_path_for(kernel_path)
+    source_rel = _relative(kernel_path, spec_path.parent)
+    ref_path = ref_text = None
+    ref_function = None
+    if reference is not None:
+        ref_path = spec_path.with_name(f"{spec_path.stem}_reference.py")
+        ref_function = f"{ref_path.name}:{function_name(draft.kernel)}"
+        ref_text = reference_text(draft, reference, ref_path.name)
+    text = spec_text(draft, source_rel, ref_function, reference or "numpy", str(kernel_path))
+    return Draft(draft, spec_path, text, ref_path, ref_text)
+
+
+def write_draft(draft: Draft, force: bool = False) -> tuple[Path, ...]:
+    """Write the spec and the reference stub; refuses (writing nothing) when either exists,
+    unless `force`."""
+    existing = [p for p in draft.paths() if p.exists()]
+    if existing and not force:
+        raise DraftError(f"{', '.join(str(p) for p in existing)} already exist"
+                         f"{'s' if len(existing) == 1 else ''}: nothing was written (pass "
+                         "--force to replace, or --spec to write elsewhere)")
+    draft.spec_path.parent.mkdir(parents=True, exist_ok=True)
+    draft.spec_path.write_text(draft.spec_text)
+    if draft.reference_path is not None and draft.reference_text is not None:
+        draft.reference_path.write_text(draft.reference_text)
+    return draft.paths()
+
+
+def _relative(path: Path, folder: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
