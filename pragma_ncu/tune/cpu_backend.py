@@ -19,12 +19,10 @@ from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.tune.backend import Profiled
-from pragma_ncu.tuner.cpu_evaluator import CpuEvaluator, cpu_phases
+from pragma_ncu.tuner.cpu_evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
 from pragma_ncu.tuner.evaluator import Evaluator, Phases
 from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.tuner.space import Point
-
-CEILING_BYTES = 1 << 28
 
 
 def profiler_label(c: Collector, portable: bool = False) -> str:
