@@ -95,3 +95,22 @@ def test_a_local_ray_cluster_of_two_cpu_workers_finds_the_same_winner(
     assert {e["device"]["label"] for e in measured} == {"cpu0", "cpu1"}
     assert all(e["device"]["host"] for e in measured)  # the node each actor ran on
     assert seconds < 90, seconds
+
+
+def test_tune_searches_on_both_workers_and_stores_who_measured_what(
+        kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
+    from pragma_ncu.store import Store
+
+    store = tmp_path / "runs.sqlite"
+    res = CliRunner(env={**env, "PRAGMA_NCU_PERF": str(tmp_path / "no-perf")}).invoke(cli, [
+        "tune", "--kernel", str(kernel), "--shape", "n64k-k33", "--rounds", "1", "--workers",
+        "2", "--store", str(store), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    search = data["rounds"][1]["search"]
+    assert search["evaluated"] == 16 and set(search["workers"]) == {"cpu0", "cpu1"}
+    assert search["retested_on"] == "cpu0" and search["points_per_s"] > 0
+    assert data["rounds"][1]["decision"]["accepted"]
+    rows = Store.open(store).candidates(data["run"], 1)
+    labels = {m["device"]["label"] for r in rows for m in r.measurements}
+    assert labels == {"cpu0", "cpu1"}
