@@ -4,6 +4,7 @@ shared by autotune, tune and bench, and the pool they open."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import click
 from pragma_ncu.bench import worker_command
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.pool import devices
-from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
+from pragma_ncu.pool.workers import LaneActivity, Slot, WorkerPool, WorkerRunner
 from pragma_ncu.runner import DeviceInfo, HostInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import TaskSpec
@@ -56,11 +57,6 @@ def pool_options(f: F) -> F:
                      help="Measure on several GPUs at once, one worker each: all, a count, or "
                      "ordinals (one GPU by ordinal: 3,). Re-tests run on the first one.")(f)
     return f
-
-
-def request(gpus: devices.GpuSelection | None, workers: int | None,
-            ray: str | None) -> PoolRequest:
-    return PoolRequest(gpus, workers, ray)
 
 
 def open_pool(task: TaskSpec, settings: Settings, timeout: float, req: PoolRequest,
@@ -130,14 +126,19 @@ def pool_progress(pool: WorkerPool, enabled: bool,
             return
         state["last"] = now
         rate = state["n"] / ev.elapsed_s if ev.elapsed_s > 0 else 0.0
-        lanes = "  ".join(_lane(a) for a in pool.activity())
         top = f"best {best.objective:.2f} µs" if best and best.objective else "no best yet"
-        line = f"  [{state['n']} points, {rate:.1f}/s] {lanes}  {top}"
-        click.echo(line.ljust(100) + ("\r" if tty else "\n"), err=True, nl=False)
+        head = f"  [{state['n']} points, {rate:.1f}/s]"
+        width = shutil.get_terminal_size((100, 24)).columns - 1
+        line = f"{head} {'  '.join(_lane(a, True) for a in pool.activity())}  {top}"
+        if len(line) > width:  # what each one measures only where it fits
+            line = f"{head} {'  '.join(_lane(a, False) for a in pool.activity())}  {top}"
+        click.echo(line.ljust(min(width, 100)) + ("\r" if tty else "\n"), err=True, nl=False)
     return show
 
 
-def _lane(a: Any) -> str:
+def _lane(a: LaneActivity, current: bool) -> str:
+    """gpu1 206 (1 died) [BM=128,BN=64,...]: its count, its deaths, what it measures now."""
     if a.dropped:
         return f"{a.label} dropped"
-    return f"{a.label} {a.done}" + (f" ({a.deaths} died)" if a.deaths else "")
+    return (f"{a.label} {a.done}" + (f" ({a.deaths} died)" if a.deaths else "")
+            + (f" [{a.current}]" if current and a.current else ""))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -83,6 +84,8 @@ class WorkerActor:
         env.pop("OMP_NUM_THREADS", None)  # Ray sets it to the actor's CPUs; the driver's rules
         if omp_threads is not None:
             env["OMP_NUM_THREADS"] = omp_threads
+        # the worker imports pragma_ncu from wherever this actor did (an install, a checkout)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         self.runner = Runner(command, timeout_s=timeout_s, env=env, describe=lambda d: d)
         self.stage = Path(tempfile.mkdtemp(prefix="pragma-ncu-ray-"))
 
@@ -113,6 +116,7 @@ class WorkerActor:
 
     def close(self) -> None:
         self.runner.close()
+        shutil.rmtree(self.stage, ignore_errors=True)
 
     def _unpack(self, files: dict[str, bytes]) -> None:
         for name, data in files.items():
