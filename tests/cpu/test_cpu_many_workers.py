@@ -114,3 +114,31 @@ def test_tune_searches_on_both_workers_and_stores_who_measured_what(
     rows = Store.open(store).candidates(data["run"], 1)
     labels = {m["device"]["label"] for r in rows for m in r.measurements}
     assert labels == {"cpu0", "cpu1"}
+
+
+def test_per_shape_spreads_the_shapes_and_the_table_loads_back(
+        kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
+    from pragma_ncu.tuner.table import best_config, load_table, lookup
+
+    res = CliRunner(env=env).invoke(cli, ["autotune", "--kernel", str(kernel), "--per-shape",
+                                          "--workers", "2", "--out", str(tmp_path),
+                                          "--format", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert set(data["shapes"]) == {"n64k-k33", "odd"}
+    tuned_on = set()
+    for name, r in data["shapes"].items():
+        devices = {e["device"]["label"] for e in r["evaluations"] if e.get("device")}
+        assert len(devices) == 1 and r["retest_device"]["label"] in devices, name
+        tuned_on |= devices
+        assert r["shapes"] == [name] and (tmp_path / name / "results.json").is_file()
+    assert tuned_on == {"cpu0", "cpu1"}  # one shape each, at once
+    table = Path(data["table"])
+    assert table.parent.name == "conv1d" and table.parent.parent == tmp_path / "configs"
+    for name, r in data["shapes"].items():
+        dims = {"n": 65536, "k": 33} if name == "n64k-k33" else {"n": 50021, "k": 17}
+        verdict = r["per_shape"][name]
+        chosen = verdict["winner" if verdict["accepted"] else "incumbent"]["point"]
+        assert best_config(table, dims) == chosen, name
+    entry, exact = lookup(load_table(table), {"n": 60000, "k": 31})
+    assert not exact and entry.shape == "n64k-k33"

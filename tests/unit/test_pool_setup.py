@@ -177,3 +177,89 @@ def test_progress_shows_each_gpus_share_and_the_overall_rate(
     assert "[1 points, 0.5/s]" in line
     assert "gpu0 5" in line and "gpu1 4 (1 died)" in line and "gpu2 dropped" in line
     assert "no best yet" in line  # `best` has no measurements, so no objective
+
+
+class _FakeRay:
+    """Just enough of the `ray` module for RayRunner: actors run in this process; `fail` plants
+    what the next `get` raises."""
+
+    class exceptions:  # noqa: N801 - mirrors ray.exceptions
+        class GetTimeoutError(Exception):
+            pass
+
+        class RayActorError(Exception):
+            pass
+
+    def __init__(self, answer: dict) -> None:
+        self.answer, self.fail, self.actors, self.killed = answer, None, [], 0
+
+    def remote(self, cls):
+        ray = self
+
+        class Handle:
+            def options(self, **need):
+                return self
+
+            def remote(self, *args):
+                actor = _FakeActor(ray)
+                ray.actors.append(actor)
+                return actor
+        return Handle()
+
+    def get(self, ref, timeout=None):
+        if self.fail is not None:
+            exc, self.fail = self.fail, None
+            raise exc
+        return ref()
+
+    def kill(self, actor):
+        self.killed += 1
+
+
+class _FakeActor:
+    def __init__(self, ray: _FakeRay) -> None:
+        self.ray, self.files = ray, []
+        for name in ("hello", "evaluate", "call", "close"):
+            setattr(self, name, type("M", (), {"remote": staticmethod(self._method(name))})())
+
+    def _method(self, name):
+        def remote(*args):
+            if name == "hello":
+                return lambda: {"device": {"name": "Fake CPU"}, "host": "node-a"}
+            if name == "evaluate":
+                self.files.append(dict(args[1]))
+                return lambda: self.ray.answer
+            return lambda: {}
+        return remote
+
+
+def test_a_lost_ray_actor_is_a_crash_of_its_point_and_a_new_actor_takes_over(
+        tmp_path: Path) -> None:
+    from pragma_ncu.measurement import Status
+    from pragma_ncu.pool.ray_workers import RayRunner
+    from pragma_ncu.pool.workers import Slot
+    from tests.fakes.requests import fake_request
+
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(b"cubin")
+    req = fake_request("ok")
+    req = type(req)(str(cubin), type(req.candidate)(str(cubin), "ok", req.candidate.launch),
+                    req.task, req.reference, req.check, req.timing)
+    ok = {"status": "ok", "shape": "odd", "message": ""}
+    ray = _FakeRay(ok)
+    runner = RayRunner(ray, Slot("cpu0"), cpu=True, timeout_s=5, describe=lambda d: d["name"])
+    assert runner.hello() == "Fake CPU" and runner.host == "node-a"
+    assert runner.evaluate(req).status is Status.OK
+    assert len(ray.actors[0].files[0]) == 1  # the cubin, once for harness and candidate
+    assert runner.evaluate(req).status is Status.OK and ray.actors[0].files[1] == {}
+    ray.fail = ray.exceptions.RayActorError("the node died")
+    lost = runner.evaluate(req)
+    assert lost.status is Status.WORKER_CRASH and "the node died" in lost.message
+    assert runner.evaluate(req).status is Status.OK  # a new actor, sent the files again
+    assert len(ray.actors) == 2 and runner.restarts == 1 and len(ray.actors[1].files[0]) == 1
+    ray.fail = ray.exceptions.GetTimeoutError()
+    hung = runner.evaluate(req)
+    assert hung.status is Status.TIMEOUT and ray.killed == 2
+    ray.answer = {"no_worker": "CUDA_ERROR_NO_DEVICE"}
+    with pytest.raises(NoGPUError, match="CUDA_ERROR_NO_DEVICE"):
+        runner.evaluate(req)
