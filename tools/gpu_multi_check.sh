@@ -8,7 +8,8 @@
 #    needed) with --gpus 1, then --gpus 2: points per second and the winner of each;
 # 2. --gpus 2 again, GPU 1's worker killed with SIGKILL a third of the way into the search:
 #    the run must complete with every point measured once and none lost to the kill;
-# 3. OUT/summary.md (tools/multi_summary.py) and each run's results.json, stdout and stderr.
+# 3. the GPU test of the pool (tests/gpu/test_gpu_pool.py: each worker opens its own GPU);
+# 4. OUT/summary.md (tools/multi_summary.py) and each run's results.json, stdout and stderr.
 # Needs no wheels. Exit 0 when every check holds.
 set -uo pipefail
 OUT=${1:?usage: tools/gpu_multi_check.sh OUT}
@@ -59,7 +60,11 @@ run kill 2
 wait "$killer"
 cat "$OUT/kill.log"
 grep -h "died\|dropped" "$OUT/kill.err" | head -5
+python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gpu_pool.py > "$OUT/pytest.log" 2>&1
+tests=$?
+tail -3 "$OUT/pytest.log"
 python3 tools/multi_summary.py "$OUT" | tee "$OUT/summary.md"
 status=${PIPESTATUS[0]}
+[ "$tests" -eq 0 ] || status=1
 echo "total $((SECONDS - t0)) s"
 exit "$status"
