@@ -130,25 +130,35 @@ def run_parallel_search(problem: Problem, pooled: PooledEvaluator, strategy: Str
     spent; the points in flight when it is spent are finished and kept."""
     run = _Run(problem, pooled, strategy, budget, clock, progress, clock(),
                first=[incumbent_point(problem)])
-    lookahead = max(2, jobs)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as compiles, \
             ThreadPoolExecutor(max_workers=len(run.pool.lanes)) as threads:
-        while True:
-            busy = {lane for lane, _ in run.inflight.values()}
-            idle = [lane for lane in run.pool.live if lane not in busy]
-            spent = budget.spent(run.log.evaluated, clock() - run.start)
-            if not spent:
-                _refill(run, compiles, len(run.pool.live) + lookahead)
-            _dispatch(run, idle, threads, spent)
-            if not run.inflight:
-                break
-            done, _ = wait(list(run.inflight), return_when=FIRST_COMPLETED)
-            for finished in done:
-                _collect(run, finished)
-        for _, compiling in run.ready:
-            compiling.cancel()
+        try:
+            _loop(run, compiles, threads, max(2, jobs))
+        except BaseException:  # Ctrl-C, or a bug: stop the workers so their threads end now
+            for lane in run.pool.live:
+                lane.runner.close(wait_s=0.0)
+            raise
+        finally:
+            for _, compiling in run.ready:
+                compiling.cancel()
     run.log.seconds = clock() - run.start
     return run.log
+
+
+def _loop(run: _Run, compiles: ThreadPoolExecutor, threads: ThreadPoolExecutor,
+          lookahead: int) -> None:
+    while True:
+        busy = {lane for lane, _ in run.inflight.values()}
+        idle = [lane for lane in run.pool.live if lane not in busy]
+        spent = run.budget.spent(run.log.evaluated, run.clock() - run.start)
+        if not spent:
+            _refill(run, compiles, len(run.pool.live) + lookahead)
+        _dispatch(run, idle, threads, spent)
+        if not run.inflight:
+            return
+        done, _ = wait(list(run.inflight), return_when=FIRST_COMPLETED)
+        for finished in done:
+            _collect(run, finished)
 
 
 def _refill(run: _Run, compiles: ThreadPoolExecutor, target: int) -> None:

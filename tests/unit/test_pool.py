@@ -159,3 +159,25 @@ def test_uuids_compare_by_their_hex_digits() -> None:
     assert same_uuid("GPU-8932f937-d72c-4106-c12f-20bd9faed9f6",
                      "8932F937D72C4106C12F20BD9FAED9F6")
     assert not same_uuid("GPU-8932f937", "GPU-8932f938") and not same_uuid("", "")
+
+
+def test_an_interrupt_stops_every_worker_at_once_even_a_hung_one(tmp_path: Path) -> None:
+    from pragma_ncu.tuner.parallel import run_parallel_search
+    from pragma_ncu.tuner.strategies import Exhaustive
+
+    problem = _problem(tmp_path, one_shape=True)
+    gpus = [FakeGpu("GPU-aaaa", delay_s=0.01), FakeGpu("GPU-bbbb", hang_at=1)]
+    seen: list[str] = []
+
+    def progress(ev, best):  # the user presses Ctrl-C after a few points
+        seen.append(ev.key)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+    with fake_pool(tmp_path, gpus, timeout_s=60).start() as pool:
+        evaluator = PooledEvaluator(pool, lambda lane: FakeGpuEvaluator(lane.runner))
+        start = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            run_parallel_search(problem, evaluator, Exhaustive(problem.space.points()),
+                                Budget(500), jobs=2, progress=progress)
+        assert time.perf_counter() - start < 15  # not the hung worker's 60 s timeout
+    assert (tmp_path / "GPU-bbbb.hung").is_file()  # gpu1 was hanging when the user pressed it
