@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pragma_ncu import task as tasks
@@ -10,11 +12,12 @@ from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for, compute_ceiling_for
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
 from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
-from pragma_ncu.worker.protocol import TimingConfig
+from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 DEFAULT_ARCH = "sm_90"
 Progress = Callable[[str], None]
@@ -25,6 +28,7 @@ class BenchRow:
     shape: Shape
     task: ResolvedTask
     measurement: Measurement
+    device: str = ""  # the worker that measured it, with many (gpu0, gpu1, ...)
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,9 @@ def worker_command(settings: Settings) -> list[str]:
 def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,
               params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Progress = lambda _: None,
-              ) -> BenchReport:
-    """Build once, then measure every shape in `runner`'s worker."""
+              pool: WorkerPool | None = None) -> BenchReport:
+    """Build once, then measure every shape in `runner`'s worker, or with a `pool` (whose
+    primary is the runner) the shapes spread over its workers."""
     if spec.is_cpu:
         raise PragmaError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
                           "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
@@ -72,12 +77,41 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
     if any(task.flops for _, task in tasks_by_shape):
         progress("compute ceilings")
         compute = measured_compute(runner, target, nvcc, settings)
-    rows = []
-    for shape, task in tasks_by_shape:
-        progress(f"shape {shape.name} ({shape.label()})")
-        req = tasks.eval_request(spec, task, built, harness, timing=timing or TimingConfig())
-        rows.append(BenchRow(shape, task, runner.evaluate(req)))
+    requests = [(shape, task, tasks.eval_request(spec, task, built, harness,
+                                                 timing=timing or TimingConfig()))
+                for shape, task in tasks_by_shape]
+    if pool is not None and len(pool.live) > 1 and len(requests) > 1:
+        rows = _spread(requests, pool, progress)
+    else:
+        rows = []
+        for shape, task, req in requests:
+            progress(f"shape {shape.name} ({shape.label()})")
+            rows.append(BenchRow(shape, task, runner.evaluate(req)))
     return BenchReport(spec, params, built, device, None, ceiling, tuple(rows), compute)
+
+
+def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: WorkerPool,
+            progress: Progress) -> list[BenchRow]:
+    """Each worker measures the next shape waiting; rows in the shapes' order. A crash or a
+    hang is the row's status, as on one GPU."""
+    waiting: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(requests)):
+        waiting.put(i)
+    rows: dict[int, BenchRow] = {}
+
+    def serve(lane: Lane) -> None:
+        while True:
+            try:
+                i = waiting.get_nowait()
+            except queue.Empty:
+                return
+            shape, task, req = requests[i]
+            progress(f"shape {shape.name} ({shape.label()}) on {lane.label}")
+            rows[i] = BenchRow(shape, task, lane.runner.evaluate(req), lane.label)
+
+    with ThreadPoolExecutor(max_workers=len(pool.live)) as threads:
+        list(threads.map(serve, pool.live))
+    return [rows[i] for i in range(len(requests))]
 
 
 def measured_compute(runner: Runner, arch: str, nvcc: NvccInfo, settings: Settings,

@@ -43,7 +43,7 @@ def bench_rows(report: BenchReport) -> list[dict[str, Any]]:
             "registers": res.registers if res else None,
             "spill_bytes": (res.spill_stores + res.spill_loads) if res else None,
             "occupancy_pct": 100 * m.occupancy if m.occupancy is not None else None,
-            "message": m.message,
+            "message": m.message, "device": row.device or None,
         })
     return out
 
@@ -51,12 +51,15 @@ def bench_rows(report: BenchReport) -> list[dict[str, Any]]:
 def bench_table(report: BenchReport) -> str:
     rows = bench_rows(report)
     flops = any(r["tflops"] is not None for r in rows)
-    headers = ["shape", "median µs", "spread", "GB/s", *(["TFLOP/s"] if flops else []),
-               "% roofline", "bound by", "% copy", "regs", "spill B", "occupancy", "status"]
+    gpus = any(r["device"] for r in rows)  # shapes spread over several GPUs
+    headers = ["shape", *(["GPU"] if gpus else []), "median µs", "spread", "GB/s",
+               *(["TFLOP/s"] if flops else []), "% roofline", "bound by", "% copy", "regs",
+               "spill B", "occupancy", "status"]
     table = []
     for r in rows:
         table.append([
-            r["shape"], _fmt(r["median_us"], ".2f"), _fmt(r["spread_pct"], ".1f", "%"),
+            r["shape"], *([r["device"] or "-"] if gpus else []), _fmt(r["median_us"], ".2f"),
+            _fmt(r["spread_pct"], ".1f", "%"),
             _fmt(r["gbps"], ".0f"), *([_fmt(r["tflops"], ".2f")] if flops else []),
             _fmt(r["pct_of_roofline"], ".1f"), _short_binding(r["bound_by"]),
             _fmt(r["pct_of_same_size_copy"], ".1f"), r["registers"], r["spill_bytes"],

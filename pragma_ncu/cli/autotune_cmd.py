@@ -5,18 +5,24 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
 from pragma_ncu.bench import worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
+from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options, pool_progress
+from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.pool.devices import GpuSelection
+from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
 from pragma_ncu.runner import Runner
-from pragma_ncu.settings import load_settings
+from pragma_ncu.settings import Settings, load_settings
+from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from pragma_ncu.tuner.model import Budget, Evaluation, SearchResult
-from pragma_ncu.tuner.output import write_results
-from pragma_ncu.tuner.run import SearchOptions
+from pragma_ncu.tuner.output import write_results, write_table
+from pragma_ncu.tuner.run import SearchOptions, autotune_shapes
 from pragma_ncu.tuner.run import autotune as run_autotune
 from pragma_ncu.tuner.search import Progress
 from pragma_ncu.tuner.space import point_key
@@ -47,19 +53,31 @@ from pragma_ncu.tuner.space import point_key
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where to write results (default: pragma-ncu-autotune/<kernel>).")
+@click.option("--per-shape", is_flag=True,
+              help="Tune each shape on its own (a configuration per shape); with several "
+                   "workers, the shapes are spread over them.")
+@click.option("--configs", "configs", type=click.Path(path_type=Path),
+              help="The folder of per-shape config tables to add the winners to "
+                   "(<kernel>/<device>.json; default: OUT/configs).")
+@pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy: str,
              budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
              incumbent: tuple[str, ...], arch: str | None, timeout: float,
-             out_dir: Path | None, fmt: str) -> None:
+             out_dir: Path | None, per_shape: bool, configs: Path | None,
+             gpus: GpuSelection | None, workers: int | None, ray: str | None,
+             fmt: str) -> None:
     """Search the parameters a kernel's spec declares, inside the GPU's limits.
 
     Every point is checked against the device's limits before it is compiled, compiled on all
     cores ahead of the GPU, verified and timed at every shape; the top candidates are re-timed
     before a winner is declared, and the winner replaces the incumbent only when it is faster
-    beyond the measured noise. Writes the instantiated best kernel, results.json and
-    evaluations.jsonl. Exit status: 0 done, 1 nothing verified, 2 bad input, 3 no GPU.
+    beyond the measured noise. Writes the instantiated best kernel, results.json,
+    evaluations.jsonl and the per-shape winners' config table. With --gpus (or --workers for a
+    C/C++ kernel) every GPU measures points at once and the re-test runs on the first; --ray
+    runs the same workers across a Ray cluster. Exit status: 0 done, 1 nothing verified, 2 bad
+    input, 3 no GPU.
     """
     settings = load_settings()
     task = load_task(kernel, spec)
@@ -71,20 +89,23 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
                                    "values ([params] NAME = {default = ..., values = [...]})")
     options = SearchOptions(strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k,
                             rounds=rounds, seed=seed, jobs=settings.jobs)
-    show = fmt == "table"
+    out = out_dir or Path("pragma-ncu-autotune") / task.source_path.name.split(".")[0]
     try:
-        with Runner(worker_command(settings), timeout_s=timeout) as runner:
-            result = run_autotune(task, chosen, settings, runner, options, check_shapes=checks,
-                                  incumbent=parse_params(incumbent), arch=arch,
-                                  progress=_progress(show), notice=progress_printer(show))
+        results = _search(task, chosen, checks, settings, options, PoolRequest(gpus, workers, ray),
+                          per_shape, (parse_params(incumbent), arch, timeout), fmt == "table")
     except NoGPUError as exc:
+        if task.is_cpu:
+            raise click.ClickException(f"the CPU worker did not start: {exc.reason}") from None
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)
         sys.exit(3)
     except (PragmaError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    out = out_dir or Path("pragma-ncu-autotune") / task.source_path.name.split(".")[0]
-    written = write_results(result, task, out)
+    if per_shape:
+        _shapes_out(results, task, chosen, out, configs, fmt)
+        sys.exit(0 if all(r.general.winner is not None for r in results) else 1)
+    (result,) = results
+    written = write_results(result, task, out, chosen, configs)
     if fmt == "json":
         emit_json({**result.to_json(), "files": {k: str(v) for k, v in written.items()}})
     else:
@@ -92,7 +113,63 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     sys.exit(0 if result.general.winner is not None else 1)
 
 
-def _progress(enabled: bool) -> Progress:
+def _search(task: TaskSpec, shapes: list[Shape], checks: list[Shape], settings: Settings,
+            options: SearchOptions, req: PoolRequest, per_shape: bool,
+            how: tuple[dict[str, ParamValue], str | None, float],
+            show: bool) -> list[SearchResult]:
+    """Start the workers, search, stop them: one result per shape with --per-shape, else one.
+    `how` is (incumbent, arch, timeout)."""
+    incumbent, arch, timeout = how
+    notice = progress_printer(show)
+    pool = open_pool(task, settings, timeout, req, notice)
+    # a Ray actor's runner has the Runner's interface
+    runner = cast(Runner, pool.primary.runner) if pool else _runner(task, settings, timeout)
+    try:
+        if per_shape:
+            return autotune_shapes(task, shapes, settings, runner, options, check_shapes=checks,
+                                   incumbent=incumbent, arch=arch, notice=notice, pool=pool)
+        return [run_autotune(task, shapes, settings, runner, options, check_shapes=checks,
+                             incumbent=incumbent, arch=arch, notice=notice, pool=pool,
+                             progress=_progress(show, pool))]
+    finally:
+        if pool is not None:
+            pool.close()
+        else:
+            runner.close()
+
+
+def _runner(task: TaskSpec, settings: Settings, timeout: float) -> Runner:
+    if task.is_cpu:
+        return cpu_runner(settings, timeout)
+    return Runner(worker_command(settings), timeout_s=timeout)
+
+
+def _shapes_out(results: list[SearchResult], task: TaskSpec, shapes: list[Shape], out: Path,
+                configs: Path | None, fmt: str) -> None:
+    """Each shape's results in its own folder, all winners in one config table."""
+    written = {r.shapes[0]: write_results(r, task, out / _safe(r.shapes[0]), shapes,
+                                          configs or out / "configs") for r in results}
+    table = write_table(results, task, configs or out / "configs", shapes)
+    if fmt == "json":
+        emit_json({"kernel": task.kernel_name, "table": str(table) if table else None,
+                   "shapes": {r.shapes[0]: {**r.to_json(), "files": {
+                       k: str(v) for k, v in written[r.shapes[0]].items()}} for r in results}})
+        return
+    click.echo(tables.shapes_table(results))
+    click.echo("")
+    if table is not None:
+        click.echo(f"table: {table}")
+    for shape, files in written.items():
+        click.echo(f"{shape}: {files['results'].parent}")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _progress(enabled: bool, pool: WorkerPool | None) -> Progress:
+    if pool is not None:
+        return pool_progress(pool, enabled)
     tty = sys.stderr.isatty()
 
     def show(ev: Evaluation, best: Evaluation | None) -> None:

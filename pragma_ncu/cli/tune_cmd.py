@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -14,11 +15,14 @@ from pragma_ncu.bench import DEFAULT_ARCH, worker_command
 from pragma_ncu.build import BuildCache, build
 from pragma_ncu.cli.common import emit_json, load_task, pick_shapes, progress_printer
 from pragma_ncu.cli.knowledge_cmd import load_compendium
+from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.pool.devices import GpuSelection
+from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import tune as tables
 from pragma_ncu.report.trace import resolve_run
 from pragma_ncu.runner import Runner
@@ -71,13 +75,15 @@ from pragma_ncu.tuner.space import Space
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--require-gpu", is_flag=True,
               help="Exit with status 3 when no GPU is present (default: check and exit 0).")
+@pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume_id: str | None,
          rounds: int, target: float, patience: int, budget: int, time_budget: float | None,
          strategy: str, seed: int, llm_model: str | None, llm_base_url: str | None,
          no_llm: bool, llm_timeout: float, store_path: Path, arch: str | None, timeout: float,
-         require_gpu: bool, fmt: str) -> None:
+         require_gpu: bool, gpus: GpuSelection | None, workers: int | None, ray: str | None,
+         fmt: str) -> None:
     """Make a kernel faster, round by round, and say why at every step.
 
     Round 0 verifies, times and profiles the original. Each round then gets a variant (the
@@ -89,8 +95,9 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
     reasoning. Without a GPU it checks the spec and compiles the kernel, says what a run
     needs, and exits 0. A C/C++ kernel runs on the CPU: the system compiler builds it (flags
     are parameters like any other), and perf profiles it, or cachegrind where the CPU's
-    counters cannot be read. Exit status: 0 done, 1 the original fails, 2 bad input, 3 no GPU with
-    --require-gpu.
+    counters cannot be read. With --gpus (--workers for C/C++) each round's search measures on
+    every GPU at once; the side-by-side re-test and the profile run on the first. Exit status: 0
+    done, 1 the original fails, 2 bad input, 3 no GPU with --require-gpu.
     """
     settings = load_settings()
     store = _open_store(store_path)
@@ -113,10 +120,14 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                           SearchOptions(strategy=strategy, budget=Budget(budget, time_budget),
                                         seed=seed, jobs=settings.jobs))
     show = progress_printer(fmt == "table")
+    pool: WorkerPool | None = None
     try:
-        with _runner(task, settings, timeout) as runner:
+        pool = open_pool(task, settings, timeout, PoolRequest(gpus, workers, ray), show)
+        # a pool closes its own workers; a Ray actor's runner has the Runner's interface
+        with (contextlib.nullcontext(cast(Runner, pool.primary.runner)) if pool
+              else _runner(task, settings, timeout)) as runner:
             show(f"starting the {task.target.upper()} worker")
-            backend = _backend(task, settings, runner, arch)
+            backend = _backend(task, settings, runner, arch, pool)
             if not resume_id:
                 run_id = store.create_run(task.kernel_name, str(task.spec_path), config,
                                           backend.device)
@@ -137,6 +148,9 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
         if "run_id" in locals():
             store.set_run_status(run_id, "failed", {"error": str(exc)})
         raise click.ClickException(str(exc)) from None
+    finally:
+        if pool is not None:
+            pool.close()
     summary = session.summary(ctx, state)
     store.set_run_status(run_id, "done", summary)
     written = session.write_best(ctx, state, ctx.run_dir)
@@ -149,11 +163,12 @@ def _runner(task: TaskSpec, settings: Settings, timeout: float) -> Runner:
     return Runner(worker_command(settings), timeout_s=timeout)
 
 
-def _backend(task: TaskSpec, settings: Settings, runner: Runner, arch: str | None) -> Backend:
+def _backend(task: TaskSpec, settings: Settings, runner: Runner, arch: str | None,
+             pool: WorkerPool | None = None) -> Backend:
     """The CPU backend for a C/C++ kernel, the GPU's for CUDA."""
     if task.is_cpu:
-        return CpuBackend(task, settings, runner)
-    return GpuBackend(task, settings, runner, worker_command(settings), arch)
+        return CpuBackend(task, settings, runner, pool=pool)
+    return GpuBackend(task, settings, runner, worker_command(settings), arch, pool=pool)
 
 
 def _without_gpu(task: TaskSpec, settings: Settings, arch: str | None, reason: str) -> None:

@@ -130,14 +130,15 @@ def ncu_command(ncu: str, symbol: str, req: CollectRequest, report: Path, log: P
 
 
 def collect(ncu: str, worker: Sequence[str], eval_req: EvalRequest, req: CollectRequest,
-            out_dir: Path, stem: str) -> Collection:
-    """Profile `eval_req`'s candidate once; ncu's findings and failures become a status."""
+            out_dir: Path, stem: str, env: dict[str, str] | None = None) -> Collection:
+    """Profile `eval_req`'s candidate once; ncu's findings and failures become a status.
+    `env`: ncu's (and so its worker's) environment, e.g. pinned to one GPU of a pool."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report, log = out_dir / f"{stem}.ncu-rep", out_dir / f"{stem}.ncu.log"
     report.unlink(missing_ok=True)
     cmd = ncu_command(ncu, eval_req.candidate.symbol, req, report, log) + list(worker)
     start = time.perf_counter()
-    status, message = _drive(cmd, eval_req, req)
+    status, message = _drive(cmd, eval_req, req, env)
     wall = time.perf_counter() - start
     log_text = log.read_text(errors="replace") if log.is_file() else ""
     if status is not CollectStatus.TIMEOUT:
@@ -147,9 +148,9 @@ def collect(ncu: str, worker: Sequence[str], eval_req: EvalRequest, req: Collect
                       wall, tuple(cmd), asdict(req))
 
 
-def _drive(cmd: list[str], eval_req: EvalRequest, req: CollectRequest
-           ) -> tuple[CollectStatus, str]:
-    runner = Runner(cmd, timeout_s=req.timeout_s)
+def _drive(cmd: list[str], eval_req: EvalRequest, req: CollectRequest,
+           env: dict[str, str] | None = None) -> tuple[CollectStatus, str]:
+    runner = Runner(cmd, timeout_s=req.timeout_s, env=env)
     try:
         runner.hello()
         answer = runner.call({"op": "launch", "request": eval_req.to_message(),

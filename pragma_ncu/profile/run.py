@@ -54,7 +54,10 @@ def default_out_dir(spec: TaskSpec, shape: Shape) -> Path:
 def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner,
                 worker: list[str], *, params: dict[str, ParamValue] | None = None,
                 arch: str | None = None, request: CollectRequest | None = None,
-                out_dir: Path | None = None, progress: Progress = lambda _: None) -> ProfileRun:
+                out_dir: Path | None = None, progress: Progress = lambda _: None,
+                env: dict[str, str] | None = None) -> ProfileRun:
+    """Build, verify and time at `shape`, then profile under ncu (`env`: ncu's environment,
+    e.g. the pin of the GPU the runner's worker uses)."""
     params = {**spec.default_params(), **(params or {})}
     request = request or CollectRequest()
     task = spec.resolve(shape, params)
@@ -82,19 +85,19 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
         return replace(run, problem=f"not profiled: verification failed ({measurement.status})")
     runner.close()  # free the GPU memory before ncu's own worker starts
     return _collect_and_read(run, settings, worker, req, request,
-                             out_dir or default_out_dir(spec, shape), progress)
+                             out_dir or default_out_dir(spec, shape), progress, env)
 
 
 def _collect_and_read(run: ProfileRun, settings: Settings, worker: list[str],
                       req: EvalRequest, request: CollectRequest, out_dir: Path,
-                      progress: Progress) -> ProfileRun:
+                      progress: Progress, env: dict[str, str] | None = None) -> ProfileRun:
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
         return replace(run, problem=f"timing only: {exc}")
     progress(f"profiling under ncu ({len(request.all_sections())} sections)")
     stem = f"{run.spec.source_path.stem}-{run.shape.name}"
-    collection = collect(ncu.path, worker, req, request, out_dir, stem)
+    collection = collect(ncu.path, worker, req, request, out_dir, stem, env)
     run = replace(run, collection=collection)
     if not collection.ok or collection.report is None:
         return replace(run, problem=collection.message)

@@ -61,6 +61,39 @@ def retest_table(result: SearchResult) -> str:
                                    " / ".join(result.shapes) + " µs"], floatfmt=".2f")
 
 
+def workers_lines(result: SearchResult) -> list[str]:
+    """With many workers: the overall rate, each worker's share, and where the re-test ran."""
+    if not result.workers:
+        return []
+    rate = result.points_per_s
+    shares = ", ".join(
+        f"{w.label} {w.evaluated} ({w.points_per_s:.2f}/s"
+        + (f", {w.deaths} worker(s) died" if w.deaths else "")
+        + (f", dropped: {w.dropped}" if w.dropped else "") + ")" for w in result.workers)
+    where = result.retest_device
+    lines = [f"{len(result.workers)} workers, {rate:.2f} points/s overall: {shares}"
+             if rate is not None else f"{len(result.workers)} workers: {shares}"]
+    if where is not None:
+        lines.append(f"re-tested on {where.label} ({where.name}"
+                     + (f" on {where.host}" if where.host else "") + ") alone")
+    return lines
+
+
+def shapes_table(results: list[SearchResult]) -> str:
+    """Shapes tuned each on its own: one row per shape, with the worker that tuned it."""
+    rows = []
+    for r in results:
+        shape = r.shapes[0]
+        v = dict(r.per_shape)[shape]
+        row = _row(shape, v, shape, r)
+        where = r.retest_device.label if r.retest_device else ""
+        rows.append([*row[:2], row[2], row[5], row[6], row[7], where,
+                     f"{r.stats.evaluated} in {r.stats.wall_s:.0f} s"])
+    return tabulate(rows, headers=["shape", "best configuration", "µs", "incumbent µs",
+                                   "speedup", "decision", "worker", "evaluated"],
+                    floatfmt=".2f")
+
+
 def stats_lines(result: SearchResult) -> list[str]:
     s = result.stats
     pruned = ", ".join(f"{k} {v}" for k, v in sorted(s.pruned.items())) or "none"
@@ -74,4 +107,5 @@ def stats_lines(result: SearchResult) -> list[str]:
         f"wall {s.wall_s:.1f} s (search {s.search_s:.1f} s, re-test {s.retest_s:.1f} s); "
         f"compile {s.compile_s:.1f} s summed over parallel jobs, {s.cache_hits} cached; "
         f"GPU {s.gpu_s:.1f} s; within 2% of the best after {reach}",
+        *workers_lines(result),
     ]

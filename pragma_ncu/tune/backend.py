@@ -16,6 +16,7 @@ from pragma_ncu.bench import DEFAULT_ARCH, measured_compute
 from pragma_ncu.build import BuildCache, BuildResult, build
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.roofline import ComputeRate
@@ -25,6 +26,7 @@ from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
 from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
 from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.parallel import PooledEvaluator
 from pragma_ncu.tuner.space import Point
 
 
@@ -62,12 +64,15 @@ class Backend(Protocol):
 
 
 class GpuBackend:
-    """The real thing: nvcc, the worker process, ncu."""
+    """The real thing: nvcc, the worker process, ncu. With a `pool`, the searches measure on
+    all its GPUs, and re-tests, side-by-side comparisons and profiles run on its first (the
+    runner is then the pool's primary)."""
 
     def __init__(self, original: TaskSpec, settings: Settings, runner: Runner,
                  worker: list[str], arch: str | None = None,
-                 phases: Phases | None = None) -> None:
+                 phases: Phases | None = None, pool: WorkerPool | None = None) -> None:
         self.original, self.settings, self.runner, self.worker = original, settings, runner, worker
+        self.pool = pool
         info: DeviceInfo = runner.hello()
         self.device = info.name
         self.arch = arch_flag(arch) if arch else (info.arch or DEFAULT_ARCH)
@@ -84,8 +89,12 @@ class GpuBackend:
             self.compute = ComputeRate(original.compute, ceiling.per_second)
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
-        return GpuEvaluator(spec, self.settings, self.runner, self.nvcc, self.arch, self.harness,
-                            self.limits, self.phases, reference=self.original)
+        def on(runner: Runner) -> Evaluator:
+            return GpuEvaluator(spec, self.settings, runner, self.nvcc, self.arch, self.harness,
+                                self.limits, self.phases, reference=self.original)
+        if self.pool is None:
+            return on(self.runner)
+        return PooledEvaluator(self.pool, lambda lane: on(lane.runner))  # type: ignore[arg-type]
 
     def check(self, spec: TaskSpec) -> str | None:
         try:
@@ -98,8 +107,10 @@ class GpuBackend:
 
     def profile(self, spec: TaskSpec, point: Point, shape: Shape, out_dir: Path) -> Profiled:
         try:
+            pin = dict(self.pool.primary.slot.env) if self.pool is not None else {}
             run = run_profile(spec, shape, self.settings, self.runner, self.worker,
-                              params=dict(point), arch=self.arch, out_dir=out_dir)
+                              params=dict(point), arch=self.arch, out_dir=out_dir,
+                              env=pin or None)
         except PragmaError as exc:
             return Profiled(None, problem=str(exc))
         if run.profile is None or not run.profile.kernels:

@@ -14,17 +14,17 @@ from pragma_ncu.cpu import peaks
 from pragma_ncu.cpu.collect import Collector, choose_collector
 from pragma_ncu.cpu.run import profile_build
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.tune.backend import Profiled
-from pragma_ncu.tuner.cpu_evaluator import CpuEvaluator, cpu_phases
+from pragma_ncu.tuner.cpu_evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
 from pragma_ncu.tuner.evaluator import Evaluator, Phases
 from pragma_ncu.tuner.feasibility import Limits
+from pragma_ncu.tuner.parallel import PooledEvaluator
 from pragma_ncu.tuner.space import Point
-
-CEILING_BYTES = 1 << 28
 
 
 def profiler_label(c: Collector, portable: bool = False) -> str:
@@ -40,8 +40,10 @@ class CpuBackend:
     """The real thing on the CPU: cc/c++, the CPU worker, perf or cachegrind."""
 
     def __init__(self, original: TaskSpec, settings: Settings, runner: Runner,
-                 phases: Phases | None = None, collector: Collector | None = None) -> None:
+                 phases: Phases | None = None, collector: Collector | None = None,
+                 pool: WorkerPool | None = None) -> None:
         self.original, self.settings, self.runner = original, settings, runner
+        self.pool = pool  # searches on all its workers; the rest on its first (the runner)
         info: HostInfo = runner.hello()
         self.host = info
         self.device = f"{info.name} ({info.cores} cores)"
@@ -57,8 +59,12 @@ class CpuBackend:
         self.collector = collector or choose_collector(settings.perf, settings.valgrind)
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
-        return CpuEvaluator(spec, self.settings, self.runner, self.limits, self.phases,
-                            reference=self.original)
+        def on(runner: Runner) -> Evaluator:
+            return CpuEvaluator(spec, self.settings, runner, self.limits, self.phases,
+                                reference=self.original)
+        if self.pool is None:
+            return on(self.runner)
+        return PooledEvaluator(self.pool, lambda lane: on(lane.runner))  # type: ignore[arg-type]
 
     def check(self, spec: TaskSpec) -> str | None:
         try:

@@ -342,9 +342,14 @@ def _space(spec: TaskSpec) -> dict[str, list[Any]]:
 
 def _search_summary(r: SearchResult) -> dict[str, Any]:
     s = r.stats
-    return {"strategy": r.strategy, "space": s.space_size, "evaluated": s.evaluated,
-            "verified": s.verified, "pruned": s.pruned, "failed": s.failed,
-            "wall_s": round(s.wall_s, 2), "winner_vs_default": r.general.reason}
+    summary = {"strategy": r.strategy, "space": s.space_size, "evaluated": s.evaluated,
+               "verified": s.verified, "pruned": s.pruned, "failed": s.failed,
+               "wall_s": round(s.wall_s, 2), "winner_vs_default": r.general.reason}
+    if r.workers:  # many workers: each one's share, and the one that re-tested
+        summary["points_per_s"] = round(r.points_per_s or 0.0, 2)
+        summary["workers"] = {w.label: w.evaluated for w in r.workers}
+        summary["retested_on"] = r.retest_device.label if r.retest_device else None
+    return summary
 
 
 def _store_evaluation(ctx: Context, number: int, variant: Variant, e: Evaluation) -> None:

@@ -74,12 +74,15 @@ def failure_summary(evaluations: Sequence[Evaluation]) -> tuple[str, str]:
 
 
 def evaluation_row(e: Evaluation) -> dict[str, Any]:
-    """What the run store keeps of one evaluated point."""
+    """What the run store keeps of one evaluated point (each measurement with the worker's
+    device, when there were many)."""
     return {"build": {"status": e.status if e.status in ("compile_error", "kernel_not_found",
                                                           "infeasible") else "ok",
                       "registers": e.registers, "spill_bytes": e.spill_bytes,
                       "compile_s": e.compile_s, "reason": e.reason},
-            "measurements": [m.to_json() for m in (*e.measurements, *e.checked)]}
+            "measurements": [{**m.to_json(), **({"device": e.device.to_json()} if e.device
+                                                  else {})}
+                             for m in (*e.measurements, *e.checked)]}
 
 
 def _point(point: Point) -> str:

@@ -16,6 +16,8 @@ from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.tuner.space import Point
 from pragma_ncu.worker.protocol import KernelRef, TimingConfig
 
+CEILING_BYTES = 1 << 28  # the host copy that measures a CPU's bandwidth ceiling
+
 
 def cpu_phases() -> Phases:
     """Timing per phase on the CPU: caches flushed before every sample, no copy-scale in the

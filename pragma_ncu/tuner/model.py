@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.pool.workers import WorkerDevice
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.space import Point, point_key
@@ -41,6 +42,7 @@ class Evaluation:
     compile_s: float = 0.0
     gpu_s: float = 0.0
     elapsed_s: float = 0.0  # since the search began, when this point was done
+    device: WorkerDevice | None = None  # the worker that measured it (with many workers)
 
     @property
     def key(self) -> str:
@@ -73,6 +75,7 @@ class Evaluation:
         fields = {k: v for k, v in data.items() if k in Evaluation.__dataclass_fields__}
         fields["measurements"] = tuple(Measurement.from_json(m) for m in data["measurements"])
         fields["checked"] = tuple(Measurement.from_json(m) for m in data.get("checked", ()))
+        fields["device"] = WorkerDevice.from_json(data.get("device"))
         return Evaluation(**fields)
 
 
@@ -157,6 +160,18 @@ class SearchStats:
 
 
 @dataclass(frozen=True)
+class WorkerSummary:
+    """What one worker (one GPU) did in a search with many."""
+
+    label: str
+    name: str
+    evaluated: int  # points it measured (pruned and unbuilt points are nobody's)
+    points_per_s: float  # over the search's wall time
+    deaths: int = 0  # its workers that died (crash, hang, killed) and were replaced
+    dropped: str = ""  # why it was dropped, if it was
+
+
+@dataclass(frozen=True)
 class SearchResult:
     kernel: str
     strategy: str
@@ -170,6 +185,14 @@ class SearchResult:
     device: str = ""
     ceiling_gbps: float | None = None
     compute: ComputeRate | None = None  # with the spec's FLOPs: the compute ceiling
+    workers: tuple[WorkerSummary, ...] = ()  # with many workers: each one's share
+    retest_device: WorkerDevice | None = None  # with many workers: the one that re-tested all
+
+    @property
+    def points_per_s(self) -> float | None:
+        """Points evaluated per second of search."""
+        s = self.stats
+        return s.evaluated / s.search_s if s.search_s > 0 else None
 
     @property
     def best_point(self) -> Point | None:
@@ -184,7 +207,9 @@ class SearchResult:
             "compute": asdict(self.compute) if self.compute else None,
             "general": _verdict_json(self.general),
             "per_shape": {s: _verdict_json(v) for s, v in self.per_shape},
-            "stats": asdict(self.stats),
+            "stats": asdict(self.stats), "points_per_s": self.points_per_s,
+            "workers": [asdict(w) for w in self.workers],
+            "retest_device": self.retest_device.to_json() if self.retest_device else None,
             "retests": [_retest_json(r) for r in self.retests],
             "evaluations": [e.to_json() for e in self.evaluations],
         }

@@ -73,8 +73,10 @@ def feasible_points(problem: Problem, limits: feasibility.Limits) -> list[Point]
 
 
 def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibility.Limits,
-                    seed: int) -> Strategy:
-    """"auto": exhaustive when every feasible point fits the evaluation budget, else TPE."""
+                    seed: int, parallel: bool = False) -> Strategy:
+    """"auto": exhaustive when every feasible point fits the evaluation budget, else TPE.
+    `parallel`: points are asked for while others are still measured (many workers), so TPE
+    imagines their values (a constant liar) instead of proposing their neighbours again."""
     if name == "auto":
         points = feasible_points(problem, limits)
         small = points is not None and (budget.evaluations is None
@@ -82,7 +84,7 @@ def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibi
         name = "exhaustive" if small else "tpe"
     if name == "exhaustive":
         return Exhaustive(problem.space.points())
-    return OptunaStrategy(problem.space, name, seed)
+    return OptunaStrategy(problem.space, name, seed, parallel=parallel)
 
 
 def run_search(problem: Problem, evaluator: Evaluator, strategy: Strategy, budget: Budget, *,
@@ -102,12 +104,14 @@ def run_search(problem: Problem, evaluator: Evaluator, strategy: Strategy, budge
                 break
             room = (budget.evaluations - log.evaluated - len(queue)
                     if budget.evaluations is not None else lookahead)
-            _refill(problem, evaluator, strategy, log, queue, seen, first, pool,
-                    min(lookahead - len(queue), room), start, clock)
+            refill(problem, evaluator, strategy, log, queue, seen, first, pool,
+                   min(lookahead - len(queue), room), start, clock)
             if not queue:
                 break
             point, future = queue.popleft()
-            ev = _evaluate(problem, evaluator, point, future.result(), log, start, clock)
+            built = future.result()
+            ev = record(log, evaluate_built(problem, evaluator, point, built, clock), built,
+                        clock() - start)
             strategy.tell(point, ev.objective)
             if progress is not None:
                 progress(ev, log.best())
@@ -117,9 +121,9 @@ def run_search(problem: Problem, evaluator: Evaluator, strategy: Strategy, budge
     return log
 
 
-def _refill(problem: Problem, evaluator: Evaluator, strategy: Strategy, log: SearchLog,
-            queue: deque[tuple[Point, Future[BuildResult]]], seen: set[str], first: list[Point],
-            pool: ThreadPoolExecutor, want: int, start: float, clock: Clock) -> None:
+def refill(problem: Problem, evaluator: Evaluator, strategy: Strategy, log: SearchLog,
+           queue: deque[tuple[Point, Future[BuildResult]]], seen: set[str], first: list[Point],
+           pool: ThreadPoolExecutor, want: int, start: float, clock: Clock) -> None:
     """Ask for points until `want` feasible new ones are compiling (or none are left)."""
     while want > 0:
         points = [first.pop()] if first else strategy.ask(want)
@@ -156,33 +160,36 @@ def _infeasible_build(problem: Problem, point: Point, res: KernelResources | Non
     return None
 
 
-def _evaluate(problem: Problem, evaluator: Evaluator, point: Point, built: BuildResult,
-              log: SearchLog, start: float, clock: Clock) -> Evaluation:
+def evaluate_built(problem: Problem, evaluator: Evaluator, point: Point, built: BuildResult,
+                   clock: Clock) -> Evaluation:
+    """One compiled point: failed to build, pruned by its resources, or measured shape by
+    shape. Its index and time in the search are `record`'s to give."""
     res = built.resources
-    base = Evaluation(len(log.evaluations), point, "ok",
-                      registers=res.registers if res else None,
+    base = Evaluation(-1, point, "ok", registers=res.registers if res else None,
                       spill_bytes=(res.spill_stores + res.spill_loads) if res else 0,
                       compile_s=built.seconds)
     if not built.ok:
-        log.evaluated += 1
-        return _record(log, replace(base, status=built.status, message=_tail(built.log),
-                                    elapsed_s=clock() - start))
+        return replace(base, status=built.status, message=_tail(built.log))
     infeasible = _infeasible_build(problem, point, res, evaluator.limits)
     if infeasible is not None:
-        return _record(log, replace(base, status="infeasible", reason=infeasible[0].code,
-                                    message=f"{infeasible[0].message} at shape {infeasible[1]}",
-                                    elapsed_s=clock() - start))
-    log.evaluated += 1
+        return replace(base, status="infeasible", reason=infeasible[0].code,
+                       message=f"{infeasible[0].message} at shape {infeasible[1]}")
     t0 = clock()
     measurements = _measure_all(problem.shapes, evaluator, point, built, SEARCH)
     checked: list[Measurement] = []
     if all(m.status.is_verified for m in measurements):
         checked = _measure_all(problem.check_shapes, evaluator, point, built, CHECK)
     failed = next((m for m in (*measurements, *checked) if not m.status.is_verified), None)
-    ev = replace(base, measurements=tuple(measurements), checked=tuple(checked),
-                 gpu_s=clock() - t0, elapsed_s=clock() - start,
-                 status="ok" if failed is None else failed.status.value,
-                 message="" if failed is None else f"{failed.shape}: {failed.message}")
+    return replace(base, measurements=tuple(measurements), checked=tuple(checked),
+                   gpu_s=clock() - t0, status="ok" if failed is None else failed.status.value,
+                   message="" if failed is None else f"{failed.shape}: {failed.message}")
+
+
+def record(log: SearchLog, ev: Evaluation, built: BuildResult, elapsed_s: float) -> Evaluation:
+    """Add an evaluated point to the log: its index, its time, its build if verified."""
+    ev = replace(ev, index=len(log.evaluations), elapsed_s=elapsed_s)
+    if ev.status != "infeasible":  # pruned points are free; the others count as evaluated
+        log.evaluated += 1
     if ev.ok:
         log.builds[ev.key] = built
     return _record(log, ev)

@@ -52,9 +52,13 @@ class OptunaStrategy:
 
     A failed point is told as a penalty (twice the worst value seen), so the sampler learns to
     avoid the region rather than proposing it again; before any success it is a failed trial.
+    With `parallel`, TPE is a constant liar: while several points are being measured at once,
+    it pretends each of them scored the worst value seen, so one batch spreads out instead of
+    asking for one neighbourhood several times.
     """
 
-    def __init__(self, space: Space, sampler: str = "tpe", seed: int = 0) -> None:
+    def __init__(self, space: Space, sampler: str = "tpe", seed: int = 0,
+                 parallel: bool = False) -> None:
         import optuna
 
         if sampler not in SAMPLERS:
@@ -64,7 +68,8 @@ class OptunaStrategy:
         self.space = space
         self._optuna = optuna
         self.study = optuna.create_study(direction="minimize",
-                                         sampler=_make_sampler(optuna, sampler, seed))
+                                         sampler=_make_sampler(optuna, sampler, seed,
+                                                               parallel))
         self._pending: dict[str, list[Any]] = {}  # key -> trials waiting for its value
         self._known: dict[str, float | None] = {}
         self._worst = -math.inf
@@ -112,9 +117,10 @@ def _suggest(trial: Any, name: str, values: tuple[ParamValue, ...]) -> ParamValu
     return value
 
 
-def _make_sampler(optuna: Any, name: str, seed: int) -> Any:
+def _make_sampler(optuna: Any, name: str, seed: int, parallel: bool = False) -> Any:
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=8)
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=8,
+                                          constant_liar=parallel)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     try:
