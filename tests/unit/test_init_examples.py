@@ -66,7 +66,7 @@ CASES = cases()
 def test_every_bundled_example_is_covered() -> None:
     folders = {Path(spec).parts[0] if "/" in spec else "." for spec, _ in CASES}
     assert folders == {".", "templated", "roofline", "cpu", "corpus", "planted", "faults",
-                       "regressions", "init"}
+                       "regressions", "init", "multi"}
     assert len(CASES) >= 85, len(CASES)
 
 
