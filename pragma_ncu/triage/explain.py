@@ -33,6 +33,7 @@ from pragma_ncu.triage.model import (
     Cause,
     ConfigChange,
     DurationChange,
+    KernelTriage,
     LineShift,
     MetricDelta,
     RuleChange,
@@ -189,7 +190,9 @@ def write_diagnosis(name: str, d: DurationChange, class_base: str, class_new: st
 
 
 def _verdict_sentence(name: str, d: DurationChange, threshold_pct: float) -> str:
-    basis = (f"{d.note}" if d.basis == "timing" else "ncu's duration, one launch per side")
+    basis = d.note if d.basis != "ncu" else (
+        "ncu's duration, one launch per side" if d.launches_base == d.launches_new == 1 else
+        f"ncu's median durations of {d.launches_base} + {d.launches_new} launches")
     times = f"{number(d.base_us)} -> {number(d.new_us)} µs"
     if d.verdict == REGRESSION:
         return f"{name} is {d.delta_pct:.1f}% slower ({times}; {basis})."
@@ -236,3 +239,39 @@ def what_to_check(verdict: str, causes: Sequence[Cause], lines: Sequence[LineShi
                    f"{gained.base_share:.0%} -> {gained.new_share:.0%} of the sampled stalls"
                    + (f", mostly {gained.stall}." if gained.stall else "."))
     return tuple(out)
+
+
+def evidence_words(k: KernelTriage, width: int = 44) -> str:
+    """The top cause's evidence in a few words, for a one-line row: the launch or build fact
+    that moved most clearly with it, else its most relevant metric change, else its title."""
+    top = k.causes[0] if k.causes and k.causes[0].score > 0 else None
+    if top is None:
+        change = k.config[0] if k.config else None
+        return (f"{change.label} {number(change.base, change.unit)} -> "
+                f"{number(change.new, change.unit)}")[:width] if change else ""
+    facts = [c for c in k.config if c.label in _CAUSE_FACTS.get(top.bottleneck, ())]
+    if facts:
+        c = facts[0]
+        return f"{c.label} {number(c.base, c.unit)} -> {number(c.new, c.unit)}"[:width]
+    metric = next((m for m in k.metrics if m.supports == top.bottleneck), None)
+    if metric is not None:
+        values = f": {number(metric.base, metric.unit)} -> {number(metric.new, metric.unit)}"
+        room = max(8, width - len(values))
+        title = metric.title if len(metric.title) <= room else metric.title[: room - 3] + "..."
+        return title + values
+    return top.title[:width]
+
+
+# The launch/build facts (evidence.FACTS labels) that speak for a cause in a row's few words.
+_CAUSE_FACTS: dict[str, tuple[str, ...]] = {
+    "uncoalesced_access": ("global load sectors/request", "global store sectors/request"),
+    "register_spills": ("local-memory (spill) bytes", "registers/thread"),
+    "local_memory": ("local-memory (spill) bytes",),
+    "occupancy_registers": ("registers/thread", "theoretical occupancy"),
+    "occupancy_shared": ("static shared mem/block", "dynamic shared mem/block",
+                         "theoretical occupancy"),
+    "occupancy_block": ("block size", "theoretical occupancy"),
+    "small_grid": ("grid size",),
+    "tail_effect": ("grid size", "block size"),
+    "warp_divergence": ("active threads/warp instruction",),
+}
