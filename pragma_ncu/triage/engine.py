@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.profile.model import KernelProfile
@@ -60,11 +61,16 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
               for m in matching.pairs]
     wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or kernel]
     details = explain_groups(wanted, base, new, knowledge, threshold_pct)
-    groups = sorted((GroupTriage(m, d, details.get(id(m)),
-                                 evidence_words(details[id(m)]) if id(m) in details else "")
+    groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups))
+
+
+def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
+    if g.detail is None:
+        return g
+    return replace(g, evidence=evidence_words(g.detail, g.top_cause, knowledge))
 
 
 def _rank(g: GroupTriage) -> tuple[int, float, str]:

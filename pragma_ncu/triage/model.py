@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pragma_ncu.diagnose.model import Evidence
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.model import KernelProfile, Profile
@@ -166,6 +167,8 @@ class Cause:
     rule_support: float  # -1..1: its ncu rules that appeared (+) or vanished (-)
     summary: str  # the finding's own explanation (NEW's, else BASE's)
     actions: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()  # the metric values that finding rests on
+    on: str = "NEW"  # the side whose finding gave summary and evidence
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,12 @@ class GroupTriage:
 
     @property
     def top_cause(self) -> Cause | None:
+        """The cause that explains the change: for a regression (or an unchanged group) the
+        best-ranked one, for an improvement the one whose share of the time fell most."""
         causes = self.detail.causes if self.detail else ()
+        if self.verdict == IMPROVEMENT:
+            relief = min(causes, key=lambda c: (c.rise, c.bottleneck), default=None)
+            return relief if relief is not None and relief.rise < 0 else None
         return causes[0] if causes and causes[0].score > 0 else None
 
     def to_json(self, total_delta_us: float, base_total_us: float) -> dict[str, Any]:

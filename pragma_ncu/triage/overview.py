@@ -25,7 +25,7 @@ from pragma_ncu.triage.model import (
 
 WIDTH = 100
 DEFAULT_TOP = 10
-NAME_WIDTH = 30
+NAME_MIN = 16
 MAX_LISTED = 6  # added, removed or re-paired groups named before "and N more"
 
 
@@ -65,17 +65,25 @@ def headline(r: TriageReport) -> list[str]:
             f"Verdict: {verdict} at {r.threshold_pct:g}% ({counts}); exit status {r.exit_code}"]
 
 
-def change_text(g: GroupTriage) -> str:
-    """'+167% (+160..+175%)' with the confidence interval when the launches gave one."""
+def pct(value: float) -> str:
+    """+3.2%, +248%, +11,159%: as many digits as a change of that size needs."""
+    return f"{value:+.1f}%" if abs(value) < 100 else f"{value:+,.0f}%"
+
+
+def interval_text(g: GroupTriage) -> str:
+    """The change's 95% confidence interval, the timing noise, or why there is neither."""
     d = g.duration
-    text = f"{d.delta_pct:+.1f}%"
     if d.ci_low_pct is not None and d.ci_high_pct is not None:
-        text += f" ({d.ci_low_pct:+.0f}..{d.ci_high_pct:+.0f}%)"
-    elif d.basis == "timing" and d.noise_pct is not None:
-        text += f" (noise ±{d.noise_pct:.1f}%)"
-    else:
-        text += " (no CI)"
-    return text
+        return f"{pct(d.ci_low_pct)[:-1]}..{pct(d.ci_high_pct)}"
+    if d.basis == "timing" and d.noise_pct is not None:
+        return f"noise ±{d.noise_pct:.1f}%"
+    return "none"
+
+
+def change_text(g: GroupTriage) -> str:
+    """'+248% (95% CI +242..+250%)'."""
+    interval = interval_text(g)
+    return f"{pct(g.duration.delta_pct)} ({'95% CI ' if '..' in interval else ''}{interval})"
 
 
 def _cut(text: str, width: int) -> str:
@@ -84,13 +92,13 @@ def _cut(text: str, width: int) -> str:
 
 def row_cells(i: int, g: GroupTriage, r: TriageReport) -> list[str]:
     b, n = g.match.base, g.match.new
-    share = f" {100 * g.delta_us / r.base_total_us:+.1f}%" if r.base_total_us else ""
-    return [str(i), _cut(g.name, NAME_WIDTH), f"{b.count}/{n.count}",
-            f"{b.median_us:.4g} -> {n.median_us:.4g}", change_text(g),
-            signed_duration(g.delta_us) + share]
+    share = f"{100 * g.delta_us / r.base_total_us:+.1f}%" if r.base_total_us else ""
+    return [str(i), g.name, f"{b.count}/{n.count}", f"{b.median_us:.4g} -> {n.median_us:.4g}",
+            pct(g.duration.delta_pct), interval_text(g), signed_duration(g.delta_us), share]
 
 
-ROW_HEADERS = ["#", "kernel", "launches", "median µs", "change (95% CI)", "GPU time, % of BASE"]
+ROW_HEADERS = ["#", "kernel", "launches", "median µs", "change", "95% CI", "GPU time",
+               "of BASE"]
 
 
 def cause_text(g: GroupTriage) -> str:
@@ -111,18 +119,38 @@ def shown_groups(r: TriageReport, top: int, show_all: bool) -> list[GroupTriage]
     return [g for g in r.kernels if g.verdict != UNCHANGED][:top]
 
 
-def rows_text(groups: Sequence[GroupTriage], r: TriageReport) -> list[str]:
-    """The table, each row followed by its cause and evidence on an indented line."""
+def rows_text(groups: Sequence[GroupTriage], r: TriageReport, start: int = 1) -> list[str]:
+    """The table, each row followed by its cause and evidence on an indented line; kernel
+    names are cut so that rows fit WIDTH."""
     if not groups:
         return []
-    table = tabulate([row_cells(i, g, r) for i, g in enumerate(groups, 1)], ROW_HEADERS,
-                     tablefmt="simple", disable_numparse=True).splitlines()
+    rows = [row_cells(i, g, r) for i, g in enumerate(groups, start)]
+    others = sum(max(len(row[c]) for row in [ROW_HEADERS, *rows]) + 2
+                 for c in range(len(ROW_HEADERS)) if c != 1)
+    room = max(NAME_MIN, WIDTH - 2 - others - 2)
+    for row in rows:
+        row[1] = _cut(row[1], room)
+    table = tabulate(rows, ROW_HEADERS, tablefmt="simple", disable_numparse=True).splitlines()
     out = ["  " + line for line in table[:2]]
     for line, g in zip(table[2:], groups, strict=True):
-        out.append(f"  {line}  {g.verdict.upper() if g.verdict != UNCHANGED else ''}".rstrip())
+        out.append(f"  {line}".rstrip())
         cause = cause_text(g)
         if cause:
             out.append(_cut(f"       {cause}", WIDTH))
+    return out
+
+
+def sections_text(shown: Sequence[GroupTriage], r: TriageReport) -> list[str]:
+    """The rows under a heading per verdict: regressions, improvements, unchanged (--all)."""
+    out: list[str] = []
+    number = 1
+    for verdict, heading in ((REGRESSION, "Regressions, most GPU time lost first:"),
+                             (IMPROVEMENT, "Improvements, most GPU time saved first:"),
+                             (UNCHANGED, "Unchanged:")):
+        groups = [g for g in shown if g.verdict == verdict]
+        if groups:
+            out += ["", heading, *rows_text(groups, r, start=number)]
+            number += len(groups)
     return out
 
 
@@ -178,8 +206,7 @@ def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = Fals
     """The one-screen text view."""
     shown = shown_groups(r, top, show_all)
     out = [side_line("BASE", r.base), side_line("NEW", r.new), *_wrap(headline(r))]
-    if shown:
-        out += ["", *rows_text(shown, r)]
+    out += sections_text(shown, r)
     collapsed = collapsed_line(r, shown)
     membership = membership_lines(r)
     if collapsed or membership:
@@ -202,6 +229,8 @@ def overview_markdown(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = 
     if shown:
         rows = [[*row_cells(i, g, r), g.verdict, cause_text(g)]
                 for i, g in enumerate(shown, 1)]
+        for row in rows:
+            row[1] = f"`{row[1]}`"
         out += [tabulate(rows, [*ROW_HEADERS, "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
     out += [f"- {line}" for line in collapsed_line(r, shown) + membership_lines(r)]
