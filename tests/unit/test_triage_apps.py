@@ -312,3 +312,45 @@ def test_the_synthetic_page_is_read_like_a_recorded_one(tmp_path):
     (k,) = side.profile.kernels
     assert k.name == "k<1>" and k.value("gpu__time_duration.sum") == 1000.0
     assert k.value("launch__grid_size") == 7.0
+
+
+# --- bad input: exit 2 with one clear line ---------------------------------------------------
+
+
+def test_bad_application_inputs_are_clear_errors(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "raw.csv").write_text("not,an,ncu,page\n1,2,3,4\n")
+    for args in ((broken, PIPELINE / "new"), (PIPELINE / "base", broken, "--format", "junit")):
+        result = run(*args)
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "raw" in result.output and "broken" in result.output
+    assert run(PIPELINE / "base", PIPELINE / "new", "--top", "0").exit_code == 2
+    missing = run(PIPELINE / "base", PIPELINE / "new", "--kernel", "no_such_kernel")
+    assert missing.exit_code == 2 and "no kernel matches 'no_such_kernel'" in missing.output
+
+
+# --- the recorded 5,000-launch application (examples/apps/many.cu), when recorded -------------
+
+
+MANY = APPS / "many"
+
+
+def test_the_recorded_5000_launch_pair_is_triaged_within_a_minute():
+    if not (MANY / "base" / "raw.csv.gz").is_file():
+        pytest.skip("tests/fixtures/apps/many not recorded yet (tools/record_apps.py)")
+    import time
+
+    t0 = time.perf_counter()
+    result = run(MANY / "base", MANY / "new", "--format", "json")
+    took = time.perf_counter() - t0
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    assert data["totals"]["launches_base"] == data["totals"]["launches_new"] == 5000
+    changed = {k["base"]["signature"]: k["verdict"] for k in data["kernels"]
+               if k["verdict"] != "unchanged"}
+    planted = {sig: verdict for sig, verdict in changed.items()
+               if any(f"ILi{n}E" in sig for n in (17, 42, 77))}
+    assert sorted(planted.values()) == ["improvement", "regression", "regression"], changed
+    assert len(changed) == 3, changed
+    assert took < 60, f"{took:.1f} s"
