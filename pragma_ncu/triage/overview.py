@@ -7,6 +7,7 @@ apply to every kernel, said once. Text (100 columns) and Markdown (a pull-reques
 
 from __future__ import annotations
 
+import html
 import textwrap
 from collections.abc import Sequence
 
@@ -233,12 +234,17 @@ def overview_markdown(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = 
             row[1] = f"`{row[1]}`"
         out += [tabulate(rows, [*ROW_HEADERS, "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
-    out += [f"- {line}" for line in collapsed_line(r, shown) + membership_lines(r)]
-    out += [f"> note: {n}" for n in r.notes]
+    # Template arguments (relu<512>) would read as HTML tags in a comment: escaped.
+    out += [f"- {escape(line)}" for line in collapsed_line(r, shown) + membership_lines(r)]
+    out += [f"> note: {escape(n)}" for n in r.notes]
     for g in shown:
         if g.detail is not None and g.verdict != UNCHANGED:
-            checks = "".join(f"\n- [ ] {c}" for c in g.detail.checks)
-            out += ["", f"<details><summary>{g.name}: {g.verdict}, {change_text(g)}</summary>",
-                    "", g.detail.diagnosis + ("\n" + checks if checks else ""), "",
-                    "</details>"]
+            checks = "".join(f"\n- [ ] {escape(c)}" for c in g.detail.checks)
+            out += ["", f"<details><summary>{escape(g.name)}: {g.verdict}, {change_text(g)}"
+                    "</summary>", "", escape(g.detail.diagnosis) + ("\n" + checks if checks
+                                                                    else ""), "", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=False)

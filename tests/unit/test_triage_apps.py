@@ -144,6 +144,7 @@ def test_markdown_is_a_pull_request_comment():
     assert result.exit_code == 1
     assert result.output.startswith("## pragma-ncu triage") and "|---" in result.output
     assert result.output.count("<details>") == 3 and "`row_mean`" in result.output
+    assert "relu_block&lt;256&gt; -&gt; relu_block&lt;512&gt;" in result.output  # not HTML tags
 
 
 def test_junit_validates_against_the_schema_and_fails_the_regressions():
