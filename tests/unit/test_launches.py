@@ -149,3 +149,109 @@ def test_demangling_through_cxxfilt():
     assert names == {"_Z4workILi17EEvPfPKfi": "void work<17>(float*, float const*, int)"}
     assert demangle(["_Z4workILi17EEvPfPKfi"], None) == {}
     assert demangle(["_Z4workILi17EEvPfPKfi"], "/no/such/c++filt") == {}
+
+
+# --- a .ncu-rep through a stand-in ncu_report, end to end (subprocesses included) -------------
+
+FAKE_NCU_REPORT = '''
+"""A stand-in for ncu's ncu_report module (tests only): a "report" is a JSON list of actions,
+each {"name", "metrics": {name: [value, unit]}}; every metric read is logged beside it."""
+import json
+
+
+class IAction:
+    NameBase_MANGLED, NameBase_DEMANGLED = "mangled", "demangled"
+
+
+class _Metric:
+    def __init__(self, value, unit):
+        self._v, self._u = value, unit
+
+    def value(self):
+        return self._v
+
+    def unit(self):
+        return self._u
+
+    def has_correlation_ids(self):
+        return False
+
+
+class _Action:
+    def __init__(self, data, log):
+        self.data, self.log = data, log
+
+    def name(self, base=None):
+        return self.data["name"]
+
+    def metric_names(self):
+        return list(self.data["metrics"])
+
+    def metric_by_name(self, name):
+        self.log.write(name + "\\n")
+        found = self.data["metrics"].get(name)
+        return _Metric(*found) if found else None
+
+    def rule_results_as_dicts(self):
+        return []
+
+    def source_files(self):
+        return {}
+
+
+class _Range:
+    def __init__(self, actions):
+        self.actions = actions
+
+    def num_actions(self):
+        return len(self.actions)
+
+    def action_by_idx(self, i):
+        return self.actions[i]
+
+
+class _Context:
+    def __init__(self, actions):
+        self.rng = _Range(actions)
+
+    def num_ranges(self):
+        return 1
+
+    def range_by_idx(self, i):
+        return self.rng
+
+
+def load_report(path):
+    log = open(path + ".read.log", "a")
+    return _Context([_Action(a, log) for a in json.load(open(path))])
+'''
+
+
+def test_an_ncu_rep_is_read_light_then_full_through_ncu_report(tmp_path):
+    import json
+    import os
+    import stat
+
+    from pragma_ncu.settings import load_settings as settings_from
+
+    (tmp_path / "py").mkdir()
+    (tmp_path / "py" / "ncu_report.py").write_text(FAKE_NCU_REPORT)
+    ncu = tmp_path / "ncu"
+    ncu.write_text("#!/bin/sh\necho 'NVIDIA (R) Nsight Compute Command Line Profiler'\n"
+                   "echo 'Version 2025.3.1.0 (build 1) (public-release)'\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
+    actions = [{"name": f"k{i % 3}", "metrics": {
+        "gpu__time_duration.sum": [1000.0 + i, "nsecond"], "launch__grid_size": [64, ""],
+        "sm__heavy_metric": [float(i), ""]}} for i in range(30)]
+    report = tmp_path / "app.ncu-rep"
+    report.write_text(json.dumps(actions))
+    settings = settings_from({**os.environ, "PRAGMA_NCU_NCU": str(ncu),
+                              "PRAGMA_NCU_NCU_PYTHON": str(tmp_path / "py")})
+    launches = read_launches(report, settings, reader="ncu_report")
+    assert len(launches.profile.kernels) == 30 and launches.profile.ncu_version == "2025.3.1.0"
+    assert all("sm__heavy_metric" not in k.metrics for k in launches.profile.kernels)
+    log = (tmp_path / "app.ncu-rep.read.log")
+    assert "sm__heavy_metric" not in log.read_text()  # the light pass never asked for it
+    full = launches.full([4, 29])
+    assert full[29].value("sm__heavy_metric") == 29.0 and full[4].name == "k1"
+    assert log.read_text().count("sm__heavy_metric") == 2  # only the two launches asked for
