@@ -110,8 +110,7 @@ class _RawPage:
     the whole row again only when asked for."""
 
     def __init__(self, text: str) -> None:
-        # ncu prints its own ==WARNING== lines before the CSV when a source file is missing.
-        lines = [line for line in text.splitlines() if line and not line.startswith("==")]
+        lines = records(text)
         self.header, self.units = (next(csv.reader([line])) for line in lines[:2]) \
             if len(lines) >= 2 else ([], [])
         if self.header[:1] != ["ID"]:
@@ -135,7 +134,7 @@ class _DetailsIndex:
     for the launches asked for (the page holds dozens of rows per launch)."""
 
     def __init__(self, text: str) -> None:
-        lines = [line for line in text.splitlines() if line and not line.startswith("==")]
+        lines = records(text)
         self.names: dict[str, str] = {}
         self._lines: dict[str, list[str]] = {}
         self._header = lines[0] if lines else ""
@@ -161,6 +160,27 @@ class _DetailsIndex:
         if not lines:
             return {}
         return csv_reader.parse_details("\n".join([self._header, *lines])).get(kid, {})
+
+
+def records(text: str) -> list[str]:
+    """The CSV records of a page, one string each: lines, joined again where a quoted cell
+    (a rule's description) holds a line break, i.e. while a record's quotes are unbalanced.
+    ncu's own ==WARNING== lines before the CSV are dropped."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if pending:
+            pending += "\n" + line
+        elif not line or line.startswith("=="):
+            continue
+        else:
+            pending = line
+        if pending.count('"') % 2 == 0:
+            out.append(pending)
+            pending = ""
+    if pending:
+        out.append(pending)
+    return out
 
 
 def _first_field(line: str) -> str | None:

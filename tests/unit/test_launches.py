@@ -255,3 +255,16 @@ def test_an_ncu_rep_is_read_light_then_full_through_ncu_report(tmp_path):
     full = launches.full([4, 29])
     assert full[29].value("sm__heavy_metric") == 29.0 and full[4].name == "k1"
     assert log.read_text().count("sm__heavy_metric") == 2  # only the two launches asked for
+
+
+def test_a_line_break_inside_a_quoted_cell_stays_in_its_record():
+    details = page(CORPUS, "details")
+    lines = details.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('"5"') and "OPT" in line)
+    lines[at] = lines[at].replace("The ", "The\nfirst ", 1)
+    text = "\n".join(lines)
+    whole = read_csv_folder(CORPUS)  # for the metrics; the rule's text differs by the break
+    launch = csv_launches(page(CORPUS, "raw"), text).full([5])[5]
+    assert launch.metrics == whole.kernels[5].metrics
+    assert any("The first " in r.message for r in launch.rules)  # one record, one rule
+    assert len(launch.rules) == len(whole.kernels[5].rules)
