@@ -17,6 +17,8 @@ Everything else receives a `Settings` value. Environment variables:
 - CC / CXX: the C and C++ compilers for CPU kernels; default `cc` / `c++` on PATH.
 - PRAGMA_NCU_PERF / PRAGMA_NCU_VALGRIND: the CPU collectors; default `perf` / `valgrind` on
   PATH.
+- PRAGMA_NCU_CXXFILT: the C++ demangler for reports that carry mangled kernel names only;
+  default `c++filt` (GNU binutils) or `llvm-cxxfilt` on PATH.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Settings:
     cxx: str | None = None  # C++ compiler (CPU kernels)
     perf: str | None = None  # Linux perf (CPU counters)
     valgrind: str | None = None  # valgrind (cachegrind: the CPU fallback collector)
+    cxxfilt: str | None = None  # c++filt (demangles kernel names of raw CSV pages)
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -94,6 +97,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         cxx=_tool(env.get("CXX"), "c++", "g++", "clang++"),
         perf=_tool(env.get("PRAGMA_NCU_PERF"), "perf"),
         valgrind=_tool(env.get("PRAGMA_NCU_VALGRIND"), "valgrind"),
+        cxxfilt=_tool(env.get("PRAGMA_NCU_CXXFILT"), "c++filt", "llvm-cxxfilt"),
     )
 
 

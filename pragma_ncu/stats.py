@@ -7,6 +7,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class TimingStats:
@@ -86,3 +88,58 @@ def beats(new: TimingStats, incumbent: TimingStats) -> bool:
 def relative_change_pct(a: float, b: float) -> float:
     """(b - a) / a in percent."""
     return 100.0 * (b - a) / a if a else math.inf
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    """How much larger `new` is than `base`, from two samples: the Hodges-Lehmann estimate of
+    the ratio (the median of all new/base ratios) and its distribution-free confidence
+    interval (Moses), the interval of ratios a two-sided Mann-Whitney test would not reject."""
+
+    ratio: float
+    low: float  # bounds of the confidence interval
+    high: float
+    confidence: float
+    n_base: int
+    n_new: int
+
+    @property
+    def excludes_one(self) -> bool:
+        """Whether the whole interval lies on one side of 1: a change beyond the noise."""
+        return self.low > 1.0 or self.high < 1.0
+
+
+MAX_RANK_SAMPLE = 400  # more values than this per side are thinned to evenly spaced quantiles
+_Z = {0.90: 1.6448536, 0.95: 1.9599640, 0.99: 2.5758293}
+
+
+def shift_ratio(base: Sequence[float], new: Sequence[float], confidence: float = 0.95
+                ) -> RatioEstimate | None:
+    """The Hodges-Lehmann ratio new/base and its Moses confidence interval, on log values
+    (durations scale, so the shift model holds for logs). The interval's ranks come from the
+    Mann-Whitney statistic's normal approximation: C = floor(mn/2 - z sqrt(mn(m+n+1)/12)),
+    the bounds are the C-th smallest and largest of the m*n pairwise log-ratios. None when
+    the samples are too small for any interval at this confidence (C < 1: fewer than about
+    4 values a side at 95%), or a value is not positive."""
+    if confidence not in _Z:
+        raise ValueError(f"confidence {confidence}: one of {sorted(_Z)}")
+    b, n = _thin(base), _thin(new)
+    m, k = len(b), len(n)
+    if m == 0 or k == 0 or min(b.min(), n.min()) <= 0:
+        return None
+    rank = math.floor(m * k / 2 - _Z[confidence] * math.sqrt(m * k * (m + k + 1) / 12))
+    if rank < 1:
+        return None
+    diffs = np.sort((np.log(n)[None, :] - np.log(b)[:, None]).ravel())
+    low, high = diffs[rank - 1], diffs[len(diffs) - rank]
+    return RatioEstimate(float(np.exp(np.median(diffs))), float(np.exp(low)),
+                         float(np.exp(high)), confidence, len(base), len(new))
+
+
+def _thin(values: Sequence[float]) -> np.ndarray:
+    """At most MAX_RANK_SAMPLE values: evenly spaced order statistics of a larger sample
+    (conservative: the interval widens as if fewer launches were seen)."""
+    data = np.sort(np.asarray(values, dtype=float))
+    if len(data) <= MAX_RANK_SAMPLE:
+        return data
+    return data[np.linspace(0, len(data) - 1, MAX_RANK_SAMPLE).round().astype(int)]

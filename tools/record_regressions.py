@@ -114,11 +114,15 @@ def record(name: str, entry: dict[str, Any], out: Path, repeats: int, settings: 
     for side, spec in specs.items():
         write_timings(dest / side / "timing.json", (Timing(spec.kernel_name, tuple(runs[side])),),
                       shape=spec.shapes[0].name, **info[side])
+    # Drilled into the pair's one kernel, so that its full detail is kept whatever the verdict.
     report = triage(read_side(str(dest / "base"), "BASE", settings),
-                    read_side(str(dest / "new"), "NEW", settings), knowledge)
+                    read_side(str(dest / "new"), "NEW", settings), knowledge,
+                    kernel=specs["new"].kernel_name)
     (dest / "triage.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
     (dest / "triage.txt").write_text(report_text(report) + "\n")
-    k = report.kernels[0]
+    group = report.kernels[0]
+    assert group.detail is not None
+    k = group.detail
     top = k.causes[0].bottleneck if k.causes and k.causes[0].score > 0 else ""
     ok = (k.duration.verdict == "regression" and top == entry["cause"]) if entry["regression"] \
         else k.duration.verdict != "regression"

@@ -1,4 +1,6 @@
-"""`pragma-ncu triage BASE NEW`: which kernels got slower between two versions, and why.
+"""`pragma-ncu triage BASE NEW`: which kernels got slower between two versions, and why; one
+screen for an application of thousands of launches, Markdown for a pull request, JSON and JUnit
+XML for CI.
 
 Exit status: 0 no regression, 1 a regression beyond --threshold, 2 a usage or input error
 (missing or unreadable side, no kernel in common), so CI pipelines can gate on it.
@@ -18,8 +20,10 @@ from pragma_ncu.settings import load_settings
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.specfile import load_spec, spec_path_for
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, triage
+from pragma_ncu.triage.junit import report_junit
 from pragma_ncu.triage.load import MeasureOptions, is_source, measure_side, read_side
 from pragma_ncu.triage.model import EXIT_INPUT, TriageReport
+from pragma_ncu.triage.overview import DEFAULT_TOP, overview_markdown, overview_text
 from pragma_ncu.triage.render import report_markdown, report_text
 
 
@@ -34,13 +38,19 @@ class InputError(click.ClickException):
 @click.argument("new", metavar="NEW")
 @click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_PCT,
               show_default=True, help="Slowdown in percent that counts as a regression.")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
-              show_default=True)
-@click.option("--kernel", "kernel_name", help="Compare only this kernel (name or part of its "
-              "signature), or pair two differently named kernels as OLD=NEW.")
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json", "junit"]),
+              default="text", show_default=True,
+              help="md: a pull-request comment; junit: JUnit XML, one test case per kernel.")
+@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True,
+              help="Rows for the changed kernel groups that lost or saved the most time.")
+@click.option("--all", "show_all", is_flag=True, help="A row for every kernel group, the "
+              "unchanged ones too.")
+@click.option("--kernel", "kernel_name", help="Drill into this kernel (name or part of its "
+              "signature): the full detail of each of its groups; or pair two differently "
+              "named kernels as OLD=NEW.")
 @click.option("--match", "match_by", type=click.Choice(["name", "order"]), default="name",
-              show_default=True, help="Pair kernels by name (then launch, NVTX, order) or by "
-              "position only.")
+              show_default=True, help="Pair kernel groups by name (then launch configuration, "
+              "then template arguments) or by order of first launch only.")
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
 @click.option("--spec", type=click.Path(path_type=Path),
@@ -55,16 +65,18 @@ class InputError(click.ClickException):
               show_default=True, help="For .cu/.toml sides: where profiles and timings go.")
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="For .cu/.toml sides: seconds a worker or ncu run may take.")
-def triage_command(base: str, new: str, threshold: float, fmt: str, kernel_name: str | None,
-                   match_by: str, reader: str, spec: Path | None, shape: str | None,
-                   params: tuple[str, ...], arch: str | None, repeat: int, out: Path,
-                   timeout: float) -> None:
-    """Compare BASE with NEW kernel by kernel: what got slower, and why.
+def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
+                   show_all: bool, kernel_name: str | None, match_by: str, reader: str,
+                   spec: Path | None, shape: str | None, params: tuple[str, ...],
+                   arch: str | None, repeat: int, out: Path, timeout: float) -> None:
+    """Compare BASE with NEW kernel by kernel: what the application lost, and why.
 
-    Each side is a .ncu-rep, a profile .json(.gz), a folder of ncu CSV pages (raw.csv,
-    details.csv, source.csv; a timing.json beside them adds repeated timings), or a kernel:
-    a .cu file with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no
-    regression, 1 a regression beyond --threshold, 2 bad input.
+    Launches are grouped by kernel (full name with template arguments, and launch
+    configuration); each group's launches on both sides are its timing sample. Each side is
+    a .ncu-rep, a profile .json(.gz), a folder of ncu CSV pages (raw.csv, details.csv,
+    source.csv; a timing.json beside them adds repeated timings), or a kernel: a .cu file
+    with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no regression, 1
+    a regression beyond --threshold, 2 bad input.
     """
     settings = load_settings()
     options = MeasureOptions(parse_params(params), arch, repeat, timeout, out)
@@ -85,7 +97,7 @@ def triage_command(base: str, new: str, threshold: float, fmt: str, kernel_name:
                         kernel=kernel_name, by_order=match_by == "order")
     except PragmaError as exc:
         raise InputError(str(exc)) from None
-    _emit(report, fmt)
+    _emit(report, fmt, top, show_all, drill=bool(kernel_name))
     sys.exit(report.exit_code)
 
 
@@ -98,10 +110,14 @@ def _task(target: Path, spec: Path | None) -> TaskSpec:
     return load_spec(spec or spec_path_for(target), target)
 
 
-def _emit(report: TriageReport, fmt: str) -> None:
+def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool) -> None:
+    """The overview, or with --kernel the full detail of the kernel's groups."""
     if fmt == "json":
         emit_json(report.to_json())
+    elif fmt == "junit":
+        click.echo(report_junit(report), nl=False)
     elif fmt == "md":
-        click.echo(report_markdown(report), nl=False)
+        click.echo(report_markdown(report) if drill else
+                   overview_markdown(report, top, show_all), nl=False)
     else:
-        click.echo(report_text(report))
+        click.echo(report_text(report) if drill else overview_text(report, top, show_all))

@@ -17,7 +17,7 @@ import csv
 import io
 import re
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pragma_ncu.profile.details_labels import details_metric
@@ -69,20 +69,22 @@ def parse_raw(text: str) -> list[dict[str, Any]]:
     if len(rows) < 2 or rows[0][:1] != ["ID"]:
         raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
     header, units = rows[0], rows[1]
-    kernels = []
-    for row in rows[2:]:
-        if len(row) != len(header):
-            continue
-        metrics: dict[str, list[Any]] = {}
-        for name, unit, cell in zip(header[_FIXED_COLUMNS:], units[_FIXED_COLUMNS:],
-                                    row[_FIXED_COLUMNS:], strict=True):
-            value = parse_value(cell)
-            if isinstance(value, float):
-                metrics[name] = list(to_base(value, unit))
-            elif value is not None:
-                metrics[name] = [value, unit]
-        kernels.append({"id": row[0], "mangled": row[4], "metrics": metrics})
-    return kernels
+    return [{"id": row[0], "mangled": row[4], "metrics": raw_metrics(header, units, row)}
+            for row in rows[2:] if len(row) == len(header)]
+
+
+def raw_metrics(header: list[str], units: list[str], row: Sequence[str] | Mapping[int, str],
+                columns: Iterable[int] | None = None) -> dict[str, list[Any]]:
+    """One raw-page row's metrics in base units ({name: [value, unit]}): every metric column,
+    or only the column indices `columns`."""
+    metrics: dict[str, list[Any]] = {}
+    for i in range(_FIXED_COLUMNS, len(header)) if columns is None else columns:
+        value = parse_value(row[i])
+        if isinstance(value, float):
+            metrics[header[i]] = list(to_base(value, units[i]))
+        elif value is not None:
+            metrics[header[i]] = [value, units[i]]
+    return metrics
 
 
 def parse_details(text: str) -> dict[str, dict[str, Any]]:
@@ -185,16 +187,20 @@ def dump_pages(raw: str, details: str, source: str = "", report: str = "") -> di
         listed = [(k["id"], k["mangled"], k["metrics"]) for k in parse_raw(raw)]
     else:
         listed = [(i, "", v["metrics"]) for i, v in by_id.items()]
-    kernels = []
-    for index, (kid, mangled, metrics) in enumerate(listed):
-        info = by_id.get(kid, {})
-        display = info.get("display_name") or mangled
-        kernels.append({"index": index, "name": function_name(display), "mangled": mangled,
-                        "display_name": display,
-                        "metrics": {**info.get("metrics", {}), **metrics},
-                        "rules": info.get("rules", []),
-                        "source": list(_source_for(lines, display))})
+    kernels = [kernel_dump(index, mangled, metrics, by_id.get(kid, {}), lines)
+               for index, (kid, mangled, metrics) in enumerate(listed)]
     return {"reader": "csv", "report": report, "kernels": kernels}
+
+
+def kernel_dump(index: int, mangled: str, metrics: dict[str, list[Any]],
+                info: dict[str, Any], lines: dict[str, list[dict[str, Any]]]
+                ) -> dict[str, Any]:
+    """One kernel of the raw dump: the raw page's metrics over the details page's (`info`:
+    display name, rules, summary metrics) and its source rows."""
+    display = info.get("display_name") or mangled
+    return {"index": index, "name": function_name(display), "mangled": mangled,
+            "display_name": display, "metrics": {**info.get("metrics", {}), **metrics},
+            "rules": info.get("rules", []), "source": list(_source_for(lines, display))}
 
 
 def page_kind(text: str) -> str:

@@ -140,16 +140,40 @@ def _names(action: Any, module: Any) -> dict[str, str]:
     return names
 
 
-def dump(path: str, module: Any) -> dict[str, Any]:
+def _light(action: Any, names: tuple[str, ...]) -> dict[str, list[Any]]:
+    """Only the metrics `names` of an action (a cheap pass over thousands of launches)."""
+    out: dict[str, list[Any]] = {}
+    for name in names:
+        try:
+            metric = action.metric_by_name(name)
+        except Exception:
+            metric = None
+        value = _value(metric) if metric is not None else None
+        if value is not None:
+            out[name] = [value, metric.unit() or ""]
+    return out
+
+
+def dump(path: str, module: Any, light: tuple[str, ...] = (),
+         actions: frozenset[int] | None = None) -> dict[str, Any]:
+    """Every action of the report (flattened over ranges, `index` its position). With
+    `light`, only those metrics and no rules or source; with `actions`, only those indices."""
     context = module.load_report(path)
     kernels: list[dict[str, Any]] = []
+    index = 0
     for r in range(context.num_ranges()):
         rng = context.range_by_idx(r)
         for a in range(rng.num_actions()):
-            action = rng.action_by_idx(a)
-            kernels.append({"index": len(kernels), **_names(action, module),
-                            "metrics": _metrics(action), "rules": _rules(action),
-                            "source": _source(action)})
+            if actions is None or index in actions:
+                action = rng.action_by_idx(a)
+                entry = {"index": index, **_names(action, module)}
+                if light:
+                    entry["metrics"] = _light(action, light)
+                else:
+                    entry.update(metrics=_metrics(action), rules=_rules(action),
+                                 source=_source(action))
+                kernels.append(entry)
+            index += 1
     return {"reader": "ncu_report", "report": path, "kernels": kernels}
 
 
@@ -157,7 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("report")
     parser.add_argument("--ncu-python", required=True, help="folder holding ncu_report.py")
+    parser.add_argument("--light", default="", help="comma-separated metrics: only these, "
+                        "for every action, without rules or source")
+    parser.add_argument("--actions", default=None, help="comma-separated action indices: "
+                        "only these, in full")
     args = parser.parse_args(argv)
+    light = tuple(n for n in args.light.split(",") if n)
+    actions = (frozenset(int(i) for i in args.actions.split(",") if i)
+               if args.actions is not None else None)
     sys.path.insert(0, args.ncu_python)
     try:
         import ncu_report
@@ -165,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot import ncu_report from {args.ncu_python}: {exc}", file=sys.stderr)
         return 3
     try:
-        data = dump(args.report, ncu_report)
+        data = dump(args.report, ncu_report, light, actions)
     except Exception as exc:  # a corrupt or too-new report: the caller falls back to CSV
         print(f"ncu_report could not read {args.report}: {type(exc).__name__}: {exc}",
               file=sys.stderr)

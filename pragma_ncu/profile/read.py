@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu.errors import PragmaError, ToolchainError
-from pragma_ncu.profile import csv_reader, normalize
-from pragma_ncu.profile.model import Profile, profile_from_json
+from pragma_ncu.profile import csv_reader, launches, normalize
+from pragma_ncu.profile.launches import Launches
+from pragma_ncu.profile.model import KernelProfile, Profile, profile_from_json
 from pragma_ncu.settings import Settings
 from pragma_ncu.toolchain import NcuInfo, find_ncu
 
@@ -101,11 +102,12 @@ def _rule_key(rule: dict[str, Any]) -> tuple[str, str, str]:
     return (rule["section"], rule["rule"], normalize.clean_message(rule["message"])[:40])
 
 
-def dump_with_ncu_report(path: Path, python_dir: Path, python: str
+def dump_with_ncu_report(path: Path, python_dir: Path, python: str, *options: str
                          ) -> tuple[dict[str, Any] | None, str]:
-    """(raw dump, "") or (None, why not): ncu_report runs in a child process."""
+    """(raw dump, "") or (None, why not): ncu_report runs in a child process (`options`:
+    ncu_dump's --light or --actions)."""
     cmd = [python, "-m", "pragma_ncu.profile.ncu_dump", str(path), "--ncu-python",
-           str(python_dir)]
+           str(python_dir), *options]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DUMP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -181,3 +183,76 @@ def _read_json(path: Path) -> Profile:
     except (KeyError, TypeError, ValueError) as exc:
         raise ReportError(f"{path}: not a pragma-ncu profile ({exc})") from None
     raise ReportError(f"{path}: neither a profile.json nor a raw dump")
+
+
+def read_launches(path: Path, settings: Settings, reader: str = "auto") -> Launches:
+    """Every launch of a report with only the metrics grouping needs, and the full profile
+    of any launch on demand (pragma_ncu.profile.launches): what triage of an application of
+    thousands of launches reads. Accepts what read_report accepts."""
+    if not path.exists():
+        raise ReportError(f"no such report: {path}")
+    if path.is_dir():
+        raw, details = _page(path, "raw"), _page(path, "details")
+        if raw is None and details is None:
+            return Launches.of(read_csv_folder(path))  # raises the folder's message
+        return _csv_launches(raw or "", details or "", _page(path, "source") or "", str(path))
+    if path.name.endswith((".json", ".json.gz")):
+        return Launches.of(_read_json(path))
+    if path.name.endswith((".csv", ".csv.gz")):
+        kind = csv_reader.page_kind(_text(path))
+        if kind == "raw":
+            return _csv_launches(_text(path), "", "", str(path))
+        return Launches.of(read_csv_file(path))
+    return _report_launches(path, settings, reader)
+
+
+def _csv_launches(raw: str, details: str, source: str, where: str) -> Launches:
+    try:
+        found = launches.csv_launches(raw, details, source, where)
+    except ValueError as exc:
+        raise ReportError(f"{where}: {exc}") from None
+    if not found.profile.kernels:
+        raise ReportError(f"{where}: the CSV pages list no kernel")
+    return found
+
+
+def _report_launches(path: Path, settings: Settings, reader: str) -> Launches:
+    """A .ncu-rep: ncu_report's light pass, then full actions on demand; else the CSV pages
+    ncu exports (parsed light the same way)."""
+    try:
+        ncu = find_ncu(settings)
+    except ToolchainError as exc:
+        raise ReportError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
+                          "give a profile.json or a folder of CSV exports instead") from None
+    notes: list[str] = []
+    if reader in ("auto", "ncu_report") and ncu.python_dir is not None:
+        light, why = dump_with_ncu_report(path, ncu.python_dir, settings.python, "--light",
+                                          ",".join(launches.LIGHT_METRICS))
+        if light is not None and light.get("kernels"):
+            profile = normalize.from_raw(light, None, ncu.version)
+            return Launches(profile, _ncu_report_loader(path, ncu, settings))
+        notes.append(why or f"{path} holds no profiled kernel")
+    elif reader in ("auto", "ncu_report"):
+        notes.append("ncu_report not found in the ncu install (set PRAGMA_NCU_NCU_PYTHON)")
+    if reader == "ncu_report":
+        raise ReportError("; ".join(notes))
+    try:
+        pages = [csv_reader.run_ncu(csv_reader.page_command(ncu.path, str(path), p))
+                 for p in ("raw", "details")]
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        raise ReportError(f"cannot read {path}: " + "; ".join([*notes, f"ncu --import: {exc}"])
+                          ) from None
+    found = _csv_launches(pages[0], pages[1], "", str(path))
+    return replace(found, profile=replace(found.profile, ncu_version=ncu.version))
+
+
+def _ncu_report_loader(path: Path, ncu: NcuInfo, settings: Settings) -> launches.Loader:
+    def load(wanted: tuple[int, ...]) -> tuple[KernelProfile, ...]:
+        assert ncu.python_dir is not None
+        raw, why = dump_with_ncu_report(path, ncu.python_dir, settings.python, "--actions",
+                                        ",".join(map(str, wanted)))
+        if raw is None:
+            raise ReportError(f"{path}: reading launches {list(wanted)} failed: {why}")
+        raw = _complete_rules(raw, path, ncu, [])
+        return normalize.from_raw(raw, None, ncu.version).kernels
+    return load

@@ -1,47 +1,100 @@
-"""triage(): two sides in, a TriageReport out: match the kernels, then for each pair decide the
-duration verdict and explain the change (diagnose on both sides, compared)."""
+"""triage(): two sides in, a TriageReport out. The launches of each side are grouped by kernel
+(pragma_ncu.triage.groups), the groups paired across builds (match), each pair judged from the
+two samples of launch durations (compare), and each changed group explained on one
+representative launch per side (diagnose on both, compared) rather than on every launch."""
 
 from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
 
 from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.profile.model import KernelProfile
 from pragma_ncu.triage import evidence
-from pragma_ncu.triage.compare import duration_change
+from pragma_ncu.triage.compare import group_change
 from pragma_ncu.triage.explain import (
     Knowledge,
+    evidence_words,
     metric_deltas,
     rank_causes,
     what_to_check,
     write_diagnosis,
 )
-from pragma_ncu.triage.match import Matching, match_by_order, match_kernels
-from pragma_ncu.triage.model import KernelMatch, KernelTriage, Side, TriageError, TriageReport
+from pragma_ncu.triage.groups import KernelGroup, group_launches
+from pragma_ncu.triage.match import GroupMatch, Matching, match_by_order, match_groups
+from pragma_ncu.triage.model import (
+    IMPROVEMENT,
+    REGRESSION,
+    UNCHANGED,
+    DurationChange,
+    GroupTriage,
+    KernelMatch,
+    KernelTriage,
+    Side,
+    TriageError,
+    TriageReport,
+)
 
 DEFAULT_THRESHOLD_PCT = 5.0
+PAIRED_BY_NAME = "paired by --kernel OLD=NEW"
 
 
 def triage(base: Side, new: Side, knowledge: Knowledge, *,
            threshold_pct: float = DEFAULT_THRESHOLD_PCT, kernel: str | None = None,
            by_order: bool = False) -> TriageReport:
-    """Compare every kernel BASE and NEW have in common. `kernel` keeps only kernels of that
-    name (or part of it), or pairs two names as "OLD=NEW"; `by_order` pairs kernels by
-    position instead of by name. Raises TriageError when nothing can be compared."""
+    """Compare every kernel group BASE and NEW have in common. `kernel` keeps only kernels of
+    that name (or part of it) and explains them whatever their verdict, or pairs two names as
+    "OLD=NEW"; `by_order` pairs groups by order of first launch instead of by name. Raises
+    TriageError when nothing can be compared."""
     base_name, _, new_name = (kernel or "").partition("=")
-    kb = select(base, base_name or None)
-    kn = select(new, (new_name or base_name) or None)
-    matching = match_by_order(kb, kn) if by_order or "=" in (kernel or "") else \
-        match_kernels(kb, kn)
+    gb = group_launches(select(base, base_name or None))
+    gn = group_launches(select(new, (new_name or base_name) or None))
+    if "=" in (kernel or ""):
+        matching = match_by_order(gb, gn, PAIRED_BY_NAME)
+    else:
+        matching = match_by_order(gb, gn) if by_order else match_groups(gb, gn)
     if not matching.pairs:
-        raise TriageError(_no_common_kernel(kb, kn))
-    kernels = tuple(triage_kernel(m, base, new, knowledge, threshold_pct)
-                    for m in matching.pairs)
-    return TriageReport(base, new, threshold_pct, kernels,
-                        _names(matching.unmatched_base), _names(matching.unmatched_new),
-                        side_notes(base, new, matching))
+        raise TriageError(_no_common_kernel(gb, gn))
+    judged = [(m, group_change(m.base, m.new, base.timing_for(m.base.launches[0]),
+                               new.timing_for(m.new.launches[0]), threshold_pct))
+              for m in matching.pairs]
+    wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or kernel]
+    details = explain_groups(wanted, base, new, knowledge, threshold_pct)
+    groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
+                     for m, d in judged), key=_rank)
+    return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
+                        matching.added, side_notes(base, new, matching) + common_notes(groups))
+
+
+def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
+    if g.detail is None:
+        return g
+    return replace(g, evidence=evidence_words(g.detail, g.top_cause, knowledge))
+
+
+def _rank(g: GroupTriage) -> tuple[int, float, str]:
+    """Regressions by time lost, then improvements by time saved, then the rest by size."""
+    order = {REGRESSION: (0, -g.delta_us), IMPROVEMENT: (1, g.delta_us)}
+    first, second = order.get(g.verdict, (2, -g.match.base.total_us))
+    return first, second, g.name
+
+
+def explain_groups(pairs: Sequence[tuple[GroupMatch, DurationChange]], base: Side, new: Side,
+                   knowledge: Knowledge, threshold_pct: float) -> dict[int, KernelTriage]:
+    """The explanation of each pair (by the pair's id) under its verdict, on the launch
+    nearest each group's median; the full profiles of those launches are read in one go per
+    side."""
+    reps = [(m.base.representative(), m.new.representative()) for m, _ in pairs]
+    full_b = base.full([b for b, _ in reps]) if reps else {}
+    full_n = new.full([n for _, n in reps]) if reps else {}
+    return {id(m): triage_kernel(KernelMatch(full_b[b.index], full_n[n.index], m.how), base,
+                                 new, knowledge, threshold_pct, d)
+            for (m, d), (b, n) in zip(pairs, reps, strict=True)}
 
 
 def select(side: Side, name: str | None) -> list[KernelProfile]:
-    """The side's kernels named `name` (exactly, or as part of the signature); all without a
+    """The side's launches named `name` (exactly, or as part of the signature); all without a
     name. TriageError lists the names seen when none matches."""
     kernels = list(side.profile.kernels)
     if not kernels:
@@ -56,9 +109,8 @@ def select(side: Side, name: str | None) -> list[KernelProfile]:
 
 
 def triage_kernel(m: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
-                  threshold_pct: float) -> KernelTriage:
-    """The verdict and the explanation of one matched kernel."""
-    d = duration_change(m, base.timing_for(m.base), new.timing_for(m.new), threshold_pct)
+                  threshold_pct: float, d: DurationChange) -> KernelTriage:
+    """The explanation of one matched kernel (one launch of each side) under verdict `d`."""
     db = diagnose_in(base.profile, m.base, knowledge)
     dn = diagnose_in(new.profile, m.new, knowledge)
     moves = evidence.movements(m.base, m.new, knowledge)
@@ -68,19 +120,17 @@ def triage_kernel(m: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
     lines = evidence.line_shifts(m.base, m.new)
     text = write_diagnosis(m.new.name, d, db.classification, dn.classification, causes,
                            config, rules, threshold_pct)
-    missing = evidence.coverage(m.base, m.new) + _timing_gaps(m, base, new)
+    missing = evidence.coverage(m.base, m.new) + _timing_gaps(d)
     return KernelTriage(m, d, db.classification, dn.classification, causes,
                         metric_deltas(moves, causes, relations), config, rules, lines, text,
                         what_to_check(d.verdict, causes, lines, knowledge), missing)
 
 
-def _timing_gaps(m: KernelMatch, base: Side, new: Side) -> tuple[str, ...]:
-    have = (base.timing_for(m.base) is not None, new.timing_for(m.new) is not None)
-    if all(have):
+def _timing_gaps(d: DurationChange) -> tuple[str, ...]:
+    if d.basis != "ncu":
         return ()
-    lacking = " and ".join(s for s, h in zip(("BASE", "NEW"), have, strict=True) if not h)
-    return (f"no repeated timing on {lacking} (timing.json): the verdict rests on one ncu "
-            "launch per side",)
+    return (f"{d.note.split(':')[0]}: the verdict rests on ncu's durations against the "
+            "threshold alone (more launches, or a timing.json, give a noise estimate)",)
 
 
 def side_notes(base: Side, new: Side, matching: Matching) -> tuple[str, ...]:
@@ -93,19 +143,29 @@ def side_notes(base: Side, new: Side, matching: Matching) -> tuple[str, ...]:
     if vb and vn and vb != vn:
         notes.append(f"different ncu versions ({vb} vs {vn}): only metrics both collected "
                      "are compared")
-    if matching.unmatched_base or matching.unmatched_new:
-        notes.append(f"unmatched kernels: {len(matching.unmatched_base)} on BASE, "
-                     f"{len(matching.unmatched_new)} on NEW (listed below, not compared)")
     return tuple(notes)
 
 
-def _names(kernels: tuple[KernelProfile, ...]) -> tuple[str, ...]:
-    return tuple(f"#{k.index} {k.name}" for k in kernels)
+def common_notes(groups: Sequence[GroupTriage]) -> tuple[str, ...]:
+    """What applies to every kernel, said once: how the verdicts were reached when all rest
+    on too few launches, and what every explained kernel could not compare."""
+    notes = []
+    basis = Counter(g.duration.basis for g in groups)
+    if basis["ncu"]:
+        few = "every kernel group" if basis["ncu"] == len(groups) else \
+            f"{basis['ncu']} of {len(groups)} kernel groups"
+        notes.append(f"{few}: too few launches for a confidence interval (one per side, or "
+                     "fewer than 4): judged by ncu's durations against the threshold alone")
+    explained = [g.detail for g in groups if g.detail is not None]
+    shared = Counter(m for d in explained for m in set(d.missing))
+    notes += [f"not compared, for every kernel explained: {m}" for m, n in sorted(shared.items())
+              if n == len(explained) and len(explained) > 1 and "verdict rests" not in m]
+    return tuple(notes)
 
 
-def _no_common_kernel(base: list[KernelProfile], new: list[KernelProfile]) -> str:
-    def names(ks: list[KernelProfile]) -> str:
-        return ", ".join(sorted({k.name for k in ks})[:8])
+def _no_common_kernel(base: Sequence[KernelGroup], new: Sequence[KernelGroup]) -> str:
+    def names(gs: Sequence[KernelGroup]) -> str:
+        return ", ".join(sorted({g.name for g in gs})[:8])
 
     return (f"no kernel in common: BASE has {names(base)}; NEW has {names(new)}. If the "
             "kernel was renamed, pair it with --kernel OLD=NEW or --match order")

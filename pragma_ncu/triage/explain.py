@@ -23,7 +23,7 @@ from typing import Protocol
 
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.causality import MIN_OWN
-from pragma_ncu.diagnose.model import Diagnosis, Finding
+from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, Strategy
 from pragma_ncu.triage.evidence import Movement
 from pragma_ncu.triage.model import (
@@ -33,6 +33,7 @@ from pragma_ncu.triage.model import (
     Cause,
     ConfigChange,
     DurationChange,
+    KernelTriage,
     LineShift,
     MetricDelta,
     RuleChange,
@@ -105,7 +106,8 @@ def rank_causes(db: Diagnosis, dn: Diagnosis, t_base: float, t_new: float,
         causes.append(Cause(c, finding.title,
                             round(rise + W_METRICS * support + W_RULES * rules_net, 4),
                             round(rise, 4), sb, sn, round(support, 4), rules_net,
-                            finding.summary, finding.actions))
+                            finding.summary, finding.actions, finding.evidence,
+                            "NEW" if c in fn else "BASE"))
     return tuple(_roots_first(causes)[:MAX_CAUSES]), relations
 
 
@@ -189,7 +191,9 @@ def write_diagnosis(name: str, d: DurationChange, class_base: str, class_new: st
 
 
 def _verdict_sentence(name: str, d: DurationChange, threshold_pct: float) -> str:
-    basis = (f"{d.note}" if d.basis == "timing" else "ncu's duration, one launch per side")
+    basis = d.note if d.basis != "ncu" else (
+        "ncu's duration, one launch per side" if d.launches_base == d.launches_new == 1 else
+        f"ncu's median durations of {d.launches_base} + {d.launches_new} launches")
     times = f"{number(d.base_us)} -> {number(d.new_us)} µs"
     if d.verdict == REGRESSION:
         return f"{name} is {d.delta_pct:.1f}% slower ({times}; {basis})."
@@ -236,3 +240,53 @@ def what_to_check(verdict: str, causes: Sequence[Cause], lines: Sequence[LineShi
                    f"{gained.base_share:.0%} -> {gained.new_share:.0%} of the sampled stalls"
                    + (f", mostly {gained.stall}." if gained.stall else "."))
     return tuple(out)
+
+
+def evidence_words(k: KernelTriage, top: Cause | None, knowledge: Knowledge,
+                   width: int = 60) -> str:
+    """The evidence of cause `top` in a few words, for a one-line row: the launch or build
+    fact that speaks for it and moved, else the first value its finding rests on, else its
+    most relevant metric change, else its title."""
+    if top is None:
+        change = k.config[0] if k.config else None
+        return (f"{change.label} {number(change.base, change.unit)} -> "
+                f"{number(change.new, change.unit)}")[:width] if change else ""
+    facts = [c for c in k.config if c.label in _CAUSE_FACTS.get(top.bottleneck, ())]
+    if facts:
+        c = facts[0]
+        return f"{c.label} {number(c.base, c.unit)} -> {number(c.new, c.unit)}"[:width]
+    shown = next((e for e in top.evidence if isinstance(e.value, float | int)), None)
+    if shown is not None:
+        return _evidence_text(shown, top.on, knowledge, width)
+    metric = next((m for m in k.metrics if m.supports == top.bottleneck), None)
+    if metric is not None:
+        values = f": {number(metric.base, metric.unit)} -> {number(metric.new, metric.unit)}"
+        room = max(8, width - len(values))
+        title = metric.title if len(metric.title) <= room else metric.title[: room - 3] + "..."
+        return title + values
+    return top.title[:width]
+
+
+def _evidence_text(e: Evidence, side: str, knowledge: Knowledge, width: int) -> str:
+    """'L1 data-pipe wavefronts (LSU) 26.4 on NEW (ideal <= 4)', the title cut to fit."""
+    entry = knowledge.lookup(e.metric.split(" ")[0])
+    title = entry.title if entry is not None else (e.note or e.metric)
+    note = f" ({e.note})" if e.note and entry is not None else ""
+    values = f" {number(float(e.value), e.unit)} on {side}{note}"
+    room = max(8, width - len(values))
+    return (title if len(title) <= room else title[: room - 3] + "...") + values
+
+
+# The launch/build facts (evidence.FACTS labels) that speak for a cause in a row's few words.
+_CAUSE_FACTS: dict[str, tuple[str, ...]] = {
+    "uncoalesced_access": ("global load sectors/request", "global store sectors/request"),
+    "register_spills": ("local-memory (spill) bytes", "registers/thread"),
+    "local_memory": ("local-memory (spill) bytes",),
+    "occupancy_registers": ("registers/thread", "theoretical occupancy"),
+    "occupancy_shared": ("static shared mem/block", "dynamic shared mem/block",
+                         "theoretical occupancy"),
+    "occupancy_block": ("block size", "theoretical occupancy"),
+    "small_grid": ("grid size",),
+    "tail_effect": ("grid size", "block size"),
+    "warp_divergence": ("active threads/warp instruction",),
+}

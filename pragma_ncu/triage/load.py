@@ -31,8 +31,10 @@ from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Status
 from pragma_ncu.profile import normalize
 from pragma_ncu.profile.collect import CollectRequest
+from pragma_ncu.profile.demangle import demangle
+from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.model import Profile, profile_from_json
-from pragma_ncu.profile.read import read_report
+from pragma_ncu.profile.read import read_launches
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
@@ -54,7 +56,8 @@ def is_source(target: str) -> bool:
 
 
 def read_side(target: str, label: str, settings: Settings, reader: str = "auto") -> Side:
-    """A recorded side (report, profile, folder) with the timing.json found beside it."""
+    """A recorded side (report, profile, folder) with the timing.json found beside it. Its
+    launches are read light (names, durations, launches); full profiles on demand."""
     if target.startswith(RUN_PREFIX):
         raise TriageError(f"{label} {target}: the run store is not available yet (issue 6); "
                           f"give {ACCEPTED}")
@@ -63,29 +66,46 @@ def read_side(target: str, label: str, settings: Settings, reader: str = "auto")
         raise TriageError(f"{label}: no such file or folder: {path}")
     try:
         if path.is_dir():
-            profile, kind, source = _read_folder(path, settings, reader)
+            launches, kind, source = _read_folder(path, settings, reader)
         else:
-            profile, kind, source = _read_file(path, label, settings, reader), _kind(path), path
+            launches = _read_file(path, label, settings, reader)
+            kind, source = _kind(path), path
     except TriageError:
         raise  # already names the side and the file
     except (PragmaError, OSError, ValueError) as exc:
         raise TriageError(f"{label} {path}: {exc}") from None
-    if not profile.kernels:
+    if not launches.profile.kernels:
         raise TriageError(f"{label} {path}: the profile holds no kernel")
+    launches, notes = _demangled(launches, settings)
     sidecar = timing_path(source if source.is_file() else path)
     timings = read_timings(sidecar) if sidecar is not None else ()
-    return Side(str(path), kind, profile, timings)
+    return Side(str(path), kind, launches.profile, timings, notes, launches)
+
+
+def _demangled(launches: Launches, settings: Settings) -> tuple[Launches, tuple[str, ...]]:
+    """Readable names for a report that carries mangled symbols only (a raw CSV page
+    exported with --print-kernel-base mangled and no details page)."""
+    bare = {k.mangled for k in launches.profile.kernels
+            if k.mangled.startswith("_Z") and k.display_name in ("", k.mangled)}
+    if not bare:
+        return launches, ()
+    names = demangle(bare, settings.cxxfilt)
+    if len(names) == len(bare):
+        return launches.renamed(names), ()
+    return launches.renamed(names), (
+        f"{len(bare) - len(names)} kernel names left mangled: no C++ demangler (c++filt) "
+        "worked; set PRAGMA_NCU_CXXFILT, or export the details page beside the raw page",)
 
 
 def _kind(path: Path) -> str:
     return "ncu-rep" if path.suffix == ".ncu-rep" else "profile-json"
 
 
-def _read_file(path: Path, label: str, settings: Settings, reader: str) -> Profile:
+def _read_file(path: Path, label: str, settings: Settings, reader: str) -> Launches:
     if path.name.endswith(".json.gz"):
-        return _from_json(json.loads(gzip.decompress(path.read_bytes())), path)
+        return Launches.of(_from_json(json.loads(gzip.decompress(path.read_bytes())), path))
     if path.suffix in (".json", ".ncu-rep"):
-        return read_report(path, settings, reader)
+        return read_launches(path, settings, reader)
     raise TriageError(f"{label} {path}: not a report: expected {ACCEPTED}")
 
 
@@ -97,11 +117,11 @@ def _from_json(data: Any, path: Path) -> Profile:
     raise ValueError(f"{path.name}: neither a profile.json nor a raw dump")
 
 
-def _read_folder(folder: Path, settings: Settings, reader: str) -> tuple[Profile, str, Path]:
+def _read_folder(folder: Path, settings: Settings, reader: str) -> tuple[Launches, str, Path]:
     """CSV pages first (what `explain` reads too), then a profile.json, then a lone
     *.profile.json or *.ncu-rep."""
     if any((folder / n).is_file() for n in ("raw.csv", "raw.csv.gz")):
-        return read_report(folder, settings), "csv-folder", folder
+        return read_launches(folder, settings), "csv-folder", folder
     for name in ("profile.json.gz", "profile.json"):
         if (folder / name).is_file():
             path = folder / name

@@ -5,14 +5,20 @@ written diagnosis. Every noun is frozen; `TriageReport.to_json` is the `--format
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pragma_ncu.diagnose.model import Evidence
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.model import KernelProfile, Profile
 from pragma_ncu.stats import TimingStats
+from pragma_ncu.triage.groups import KernelGroup
+from pragma_ncu.triage.match import GroupMatch
 
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
+ADDED, REMOVED = "added", "removed"
 EXIT_OK, EXIT_REGRESSION, EXIT_INPUT = 0, 1, 2
 TIMING_SCHEMA = 1
 
@@ -71,13 +77,21 @@ def timing_from_json(data: dict[str, Any], origin: str = "") -> Timing:
 
 @dataclass(frozen=True)
 class Side:
-    """One side of the comparison (BASE or NEW): its profile and, when known, repeated timings."""
+    """One side of the comparison (BASE or NEW): its launches and, when known, repeated
+    timings."""
 
     label: str  # as the user gave it
     kind: str  # "ncu-rep", "profile-json", "csv-folder", "kernel"
-    profile: Profile
+    profile: Profile  # every launch; light (names, duration, launch) when read as `launches`
     timings: tuple[Timing, ...] = ()
     notes: tuple[str, ...] = ()
+    launches: Launches | None = None  # the reader of full launch profiles, for light ones
+
+    def full(self, kernels: Sequence[KernelProfile]) -> dict[int, KernelProfile]:
+        """The complete profiles of these launches, by index (read now for a light side)."""
+        if self.launches is None or self.launches.complete:
+            return {k.index: k for k in kernels}
+        return self.launches.full([k.index for k in kernels])
 
     def timing_for(self, k: KernelProfile) -> Timing | None:
         """The timing of kernel `k`: by name, or the only timing of a one-kernel profile."""
@@ -99,7 +113,7 @@ class Side:
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "kind": self.kind, "reader": self.profile.reader,
                 "report": self.profile.report, "ncu_version": self.profile.ncu_version,
-                "device": self.device, "kernels": len(self.profile.kernels),
+                "device": self.device, "launches": len(self.profile.kernels),
                 "timings": [t.to_json() for t in self.timings], "notes": list(self.notes)}
 
 
@@ -120,16 +134,21 @@ class KernelMatch:
 class DurationChange:
     """How the kernel's time changed, on what basis, and the verdict against the threshold."""
 
-    base_us: float  # the values compared: timing medians, or ncu's duration
+    base_us: float  # the values compared: timing medians, launch medians, or ncu's duration
     new_us: float
-    delta_pct: float  # (new - base) / base
-    basis: str  # "timing" (repeated runs on both sides) or "ncu" (one profiled launch each)
+    delta_pct: float  # (new - base) / base; on "launches", the Hodges-Lehmann ratio - 1
+    basis: str  # "timing" (timing.json runs on both sides), "launches" (the group's launches
+    #             on each side as samples) or "ncu" (too few launches: threshold alone)
     verdict: str  # REGRESSION, IMPROVEMENT or UNCHANGED
     noise_pct: float | None = None  # the noise margin, % of base (timing basis only)
     beyond_noise: bool | None = None  # None without a noise estimate
-    ncu_base_us: float | None = None  # ncu's gpu__time_duration.sum, for reference
+    ncu_base_us: float | None = None  # ncu's median gpu__time_duration.sum, for reference
     ncu_new_us: float | None = None
     note: str = ""
+    ci_low_pct: float | None = None  # the change's confidence interval ("launches" basis)
+    ci_high_pct: float | None = None
+    launches_base: int = 1  # the sample sizes
+    launches_new: int = 1
 
 
 @dataclass(frozen=True)
@@ -148,6 +167,8 @@ class Cause:
     rule_support: float  # -1..1: its ncu rules that appeared (+) or vanished (-)
     summary: str  # the finding's own explanation (NEW's, else BASE's)
     actions: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()  # the metric values that finding rests on
+    on: str = "NEW"  # the side whose finding gave summary and evidence
 
 
 @dataclass(frozen=True)
@@ -245,20 +266,99 @@ def plain(value: Any) -> Any:
     return value
 
 
+def group_json(g: KernelGroup) -> dict[str, Any]:
+    """One side's kernel group as --format json shows it."""
+    return {"name": g.name, "signature": g.signature, "launch": g.config.label(),
+            "launches": g.count, "total_us": g.total_us, "median_us": g.median_us,
+            "first_launch": g.first_index}
+
+
+@dataclass(frozen=True)
+class GroupTriage:
+    """One kernel group of the application: its verdict from the launches of both sides, and
+    for a changed group (or one asked for by name) the explanation, read on a representative
+    launch of each side."""
+
+    match: GroupMatch
+    duration: DurationChange
+    detail: KernelTriage | None = None
+    evidence: str = ""  # the top cause's evidence in a few words
+
+    @property
+    def name(self) -> str:
+        return self.match.new.name
+
+    @property
+    def verdict(self) -> str:
+        return self.duration.verdict
+
+    @property
+    def delta_us(self) -> float:
+        """GPU time the application gained (+) or saved (-) in this group."""
+        return self.match.new.total_us - self.match.base.total_us
+
+    @property
+    def top_cause(self) -> Cause | None:
+        """The cause that explains the change: for a regression (or an unchanged group) the
+        best-ranked one, for an improvement the one whose share of the time fell most."""
+        causes = self.detail.causes if self.detail else ()
+        if self.verdict == IMPROVEMENT:
+            relief = min(causes, key=lambda c: (c.rise, c.bottleneck), default=None)
+            return relief if relief is not None and relief.rise < 0 else None
+        return causes[0] if causes and causes[0].score > 0 else None
+
+    def to_json(self, total_delta_us: float, base_total_us: float) -> dict[str, Any]:
+        detail = self.detail.to_json() if self.detail else {}
+        top = self.top_cause
+        return plain({**{k: v for k, v in detail.items() if k != "match"},
+                      "name": self.name, "how": self.match.how, "verdict": self.verdict,
+                      "base": group_json(self.match.base), "new": group_json(self.match.new),
+                      "delta_us": self.delta_us,
+                      "share_of_change": self.delta_us / total_delta_us if total_delta_us
+                      else None,
+                      "pct_of_app": 100 * self.delta_us / base_total_us if base_total_us
+                      else None,
+                      "duration": asdict(self.duration),
+                      "top_cause": top.bottleneck if top else None, "evidence": self.evidence,
+                      "representative": detail.get("match")})
+
+
 @dataclass(frozen=True)
 class TriageReport:
-    """The comparison of two sides; `exit_code` is what the CLI exits with."""
+    """The comparison of two sides, kernel group by kernel group; `kernels` are the matched
+    groups, regressions first (most time lost first), then improvements (most time saved
+    first), then the unchanged (largest first). `exit_code` is what the CLI exits with."""
 
     base: Side
     new: Side
     threshold_pct: float
-    kernels: tuple[KernelTriage, ...]
-    unmatched_base: tuple[str, ...] = ()
-    unmatched_new: tuple[str, ...] = ()
+    kernels: tuple[GroupTriage, ...]
+    removed: tuple[KernelGroup, ...] = ()  # groups of BASE without a partner on NEW
+    added: tuple[KernelGroup, ...] = ()
     notes: tuple[str, ...] = ()
 
     def count(self, verdict: str) -> int:
-        return sum(1 for k in self.kernels if k.duration.verdict == verdict)
+        return sum(1 for k in self.kernels if k.verdict == verdict)
+
+    def changed(self, verdict: str) -> tuple[GroupTriage, ...]:
+        return tuple(k for k in self.kernels if k.verdict == verdict)
+
+    @property
+    def base_total_us(self) -> float:
+        """GPU time of every launch of BASE (matched and removed groups)."""
+        return sum(k.match.base.total_us for k in self.kernels) + sum(
+            g.total_us for g in self.removed)
+
+    @property
+    def new_total_us(self) -> float:
+        return sum(k.match.new.total_us for k in self.kernels) + sum(
+            g.total_us for g in self.added)
+
+    @property
+    def launch_counts(self) -> tuple[int, int]:
+        return (sum(k.match.base.count for k in self.kernels) + sum(g.count for g in
+                                                                     self.removed),
+                sum(k.match.new.count for k in self.kernels) + sum(g.count for g in self.added))
 
     @property
     def regressed(self) -> bool:
@@ -269,10 +369,17 @@ class TriageReport:
         return EXIT_REGRESSION if self.regressed else EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
+        tb, tn = self.base_total_us, self.new_total_us
+        nb, nn = self.launch_counts
         return {"verdict": REGRESSION if self.regressed else "ok", "exit_code": self.exit_code,
                 "threshold_pct": self.threshold_pct, "base": self.base.to_json(),
                 "new": self.new.to_json(),
-                "summary": {v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
-                "kernels": [k.to_json() for k in self.kernels],
-                "unmatched": {"base": list(self.unmatched_base), "new": list(self.unmatched_new)},
+                "totals": {"base_us": tb, "new_us": tn, "delta_us": tn - tb,
+                           "delta_pct": 100 * (tn - tb) / tb if tb else None,
+                           "launches_base": nb, "launches_new": nn},
+                "summary": {**{v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
+                            ADDED: len(self.added), REMOVED: len(self.removed)},
+                "kernels": [k.to_json(tn - tb, tb) for k in self.kernels],
+                ADDED: [group_json(g) for g in self.added],
+                REMOVED: [group_json(g) for g in self.removed],
                 "notes": list(self.notes)}

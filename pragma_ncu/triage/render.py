@@ -1,6 +1,8 @@
-"""Rendering a TriageReport as terminal text (fits 100 columns) or Markdown; JSON is
-TriageReport.to_json. Kernels that did not change get one paragraph; changed ones get the
-causes, metric deltas, launch changes, ncu rules, source lines and what to check."""
+"""The full detail of kernel groups (`--kernel NAME`), as terminal text (fits 100 columns) or
+Markdown: for each group its launches on both sides, then what today's per-kernel triage says
+of its representative launches. Groups that did not change get one paragraph; changed ones get
+the causes, metric deltas, launch changes, ncu rules, source lines and what to check. The
+one-screen overview is pragma_ncu.triage.overview; JSON is TriageReport.to_json."""
 
 from __future__ import annotations
 
@@ -9,14 +11,8 @@ import textwrap
 from tabulate import tabulate
 
 from pragma_ncu.triage.explain import number
-from pragma_ncu.triage.model import (
-    IMPROVEMENT,
-    REGRESSION,
-    UNCHANGED,
-    KernelTriage,
-    Side,
-    TriageReport,
-)
+from pragma_ncu.triage.model import UNCHANGED, GroupTriage, KernelTriage, TriageReport
+from pragma_ncu.triage.overview import headline, side_line
 
 WIDTH = 100
 METRIC_WIDTH = 40
@@ -24,18 +20,6 @@ METRIC_WIDTH = 40
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _side_line(role: str, side: Side) -> str:
-    facts = [side.kind, side.device, f"ncu {side.profile.ncu_version}"
-             if side.profile.ncu_version else ""]
-    return f"{role:<4}  {side.label}  ({', '.join(f for f in facts if f)})"
-
-
-def summary_line(r: TriageReport) -> str:
-    counts = ", ".join(f"{r.count(v)} {v}" for v in (REGRESSION, IMPROVEMENT, UNCHANGED))
-    head = "REGRESSION" if r.regressed else "no regression"
-    return f"Verdict: {head} at {r.threshold_pct:g}% ({counts}); exit status {r.exit_code}"
 
 
 def causes_rows(k: KernelTriage) -> list[list[str]]:
@@ -117,31 +101,38 @@ def _missing(k: KernelTriage) -> list[str]:
                           subsequent_indent="    ") for m in k.missing]
 
 
+def group_lines(g: GroupTriage) -> list[str]:
+    """The group's launches on each side: how many, their GPU time and median, the launch."""
+    out = []
+    for role, group in (("BASE", g.match.base), ("NEW", g.match.new)):
+        out.append(f"  {role:<4} {group.name}: {group.count} launches, {number(group.total_us)} "
+                   f"µs in all, median {number(group.median_us)} µs; {group.config.label()}")
+    out.append(f"  paired as: {g.match.how}; {g.duration.note}")
+    return [w for line in out for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ")]
+
+
 def report_text(r: TriageReport) -> str:
-    out = [_side_line("BASE", r.base), _side_line("NEW", r.new), summary_line(r)]
+    """Full detail of every group that was explained (what `--kernel NAME` shows)."""
+    out = [side_line("BASE", r.base), side_line("NEW", r.new), *headline(r)[1:]]
     out += [textwrap.fill(f"note: {n}", WIDTH, subsequent_indent="  ") for n in r.notes]
-    for k in r.kernels:
-        out += ["", kernel_text(k)]
-    out += _unmatched(r, "  ")
+    for g in r.kernels:
+        if g.detail is not None:
+            out += ["", kernel_text(g.detail), *group_lines(g)]
     return "\n".join(out)
 
 
-def _unmatched(r: TriageReport, indent: str) -> list[str]:
-    out = []
-    for role, names in (("BASE", r.unmatched_base), ("NEW", r.unmatched_new)):
-        if names:
-            out += ["", f"Unmatched on {role}:", *(f"{indent}{n}" for n in names)]
-    return out
-
-
 def report_markdown(r: TriageReport) -> str:
+    """The same detail in Markdown."""
     out = ["# pragma-ncu triage", "", f"- **BASE** `{r.base.label}` ({r.base.kind}, "
            f"{r.base.device or 'device unknown'})", f"- **NEW** `{r.new.label}` "
-           f"({r.new.kind}, {r.new.device or 'device unknown'})", "", f"**{summary_line(r)}**",
+           f"({r.new.kind}, {r.new.device or 'device unknown'})", "", f"**{headline(r)[1]}**",
            ""]
     out += [f"> note: {n}" for n in r.notes]
-    for k in r.kernels:
-        out += ["", f"## {_heading(k)}", "", k.diagnosis, ""]
+    for g in r.kernels:
+        if g.detail is None:
+            continue
+        k = g.detail
+        out += ["", f"## {_heading(k)}", "", k.diagnosis, "", *group_lines(g), ""]
         if k.causes and k.duration.verdict != UNCHANGED:
             out += [tabulate(causes_rows(k), CAUSE_HEADERS, tablefmt="github"), ""]
         if k.metrics and k.duration.verdict != UNCHANGED:
@@ -152,5 +143,4 @@ def report_markdown(r: TriageReport) -> str:
         if k.lines:
             out += ["", tabulate(line_rows(k), LINE_HEADERS, tablefmt="github"), ""]
         out += [f"- [ ] {c}" for c in k.checks] + [f"- not compared: {m}" for m in k.missing]
-    out += _unmatched(r, "- ")
     return "\n".join(out) + "\n"

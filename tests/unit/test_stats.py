@@ -1,10 +1,11 @@
-"""Unit tests for pragma_ncu.stats: robust timing summaries."""
+"""Unit tests for pragma_ncu.stats: robust timing summaries and two-sample ratios."""
 
 from __future__ import annotations
 
 import math
 import statistics
 
+import numpy as np
 import pytest
 
 from pragma_ncu.stats import (
@@ -13,6 +14,7 @@ from pragma_ncu.stats import (
     quantile,
     relative_change_pct,
     repetitions,
+    shift_ratio,
     summarize,
 )
 
@@ -184,3 +186,44 @@ def test_relative_change_pct():
     assert relative_change_pct(10.0, 12.0) == pytest.approx(20.0)
     assert relative_change_pct(10.0, 8.0) == pytest.approx(-20.0)
     assert relative_change_pct(0.0, 1.0) == math.inf
+
+
+# --- the Hodges-Lehmann ratio and its Moses interval (triage's verdict from launches) ---------
+
+
+def test_shift_ratio_agrees_with_the_mann_whitney_test():
+    """The interval excludes 1 exactly when a two-sided Mann-Whitney test rejects at 5%
+    (checked against scipy away from the boundary, where the normal approximation of the
+    interval's rank is a little conservative)."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(600):
+        m, n = rng.integers(4, 40, 2)
+        x = rng.lognormal(0.0, 0.05, m)
+        y = rng.lognormal(rng.normal(0.0, 0.03), 0.05, n)
+        est = shift_ratio(x, y)
+        assert est is not None
+        p = scipy_stats.mannwhitneyu(np.log(y), np.log(x), method="asymptotic",
+                                     use_continuity=False).pvalue
+        if p < 0.03 or p > 0.07:
+            assert est.excludes_one == (p < 0.05), (m, n, p, est)
+            checked += 1
+        assert est.low <= est.ratio <= est.high
+    assert checked > 400
+
+
+def test_shift_ratio_recovers_a_planted_ratio_and_needs_enough_values():
+    rng = np.random.default_rng(1)
+    base = 100 * np.exp(rng.normal(0, 0.01, 50))
+    est = shift_ratio(base, 1.2 * 100 * np.exp(rng.normal(0, 0.01, 50)))
+    assert est is not None and est.excludes_one and est.low < 1.2 < est.high
+    same = shift_ratio(base, 100 * np.exp(rng.normal(0, 0.01, 50)))
+    assert same is not None and not same.excludes_one
+    assert shift_ratio([1.0, 1.1, 0.9], [2.0, 2.1, 1.9]) is None  # 3 + 3: no 95% interval
+    assert shift_ratio([1.0] * 4, [2.0] * 4) is not None
+    assert shift_ratio([1.0, 0.0, 1.0, 1.0], [1.0] * 4) is None  # a zero duration
+    big = shift_ratio(np.linspace(1, 2, 5000), np.linspace(1, 2, 5000) * 1.1)
+    assert big is not None and big.n_base == 5000 and big.low < 1.1 < big.high
+    with pytest.raises(ValueError):
+        shift_ratio([1.0] * 5, [1.0] * 5, confidence=0.5)

@@ -18,7 +18,8 @@ from pragma_ncu.stats import summarize
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.compare import duration_change
 from pragma_ncu.triage.engine import triage
-from pragma_ncu.triage.match import match_by_order, match_kernels
+from pragma_ncu.triage.groups import group_launches
+from pragma_ncu.triage.match import match_by_order, match_groups
 from pragma_ncu.triage.model import (
     IMPROVEMENT,
     REGRESSION,
@@ -71,44 +72,51 @@ def knowledge() -> Compendium:
     return Compendium.load()
 
 
-# --- matching ----------------------------------------------------------------------------------
+# --- matching (kernel groups; tests/unit/test_triage_apps.py covers applications) -----------
+
+
+def groups(*kernels: KernelProfile):
+    return group_launches(kernels)
 
 
 def test_kernels_match_by_mangled_name_then_name_then_template_free_name():
-    base = [kernel("a", 0, "_Z1av"), kernel("ns::b<128>", 1, "_Z1bILi128EEv"), kernel("c", 2)]
-    new = [kernel("c", 0), kernel("a", 1, "_Z1av"), kernel("ns::b<256>", 2, "_Z1bILi256EEv"),
-           kernel("d", 3)]
-    m = match_kernels(base, new)
+    base = groups(kernel("a", 0, "_Z1av"), kernel("ns::b<128>", 1, "_Z1bILi128EEv"),
+                  kernel("c", 2))
+    new = groups(kernel("c", 0), kernel("a", 1, "_Z1av"), kernel("ns::b<256>", 2, "_Z1bILi256EEv"),
+                 kernel("d", 3))
+    m = match_groups(base, new)
     pairs = {(p.base.name, p.new.name): p.how for p in m.pairs}
-    assert pairs == {("a", "a"): "mangled name", ("ns::b<128>", "ns::b<256>"):
-                     "name without template arguments", ("c", "c"): "mangled name"}
-    assert [k.name for k in m.unmatched_new] == ["d"] and not m.unmatched_base
+    assert pairs == {("a", "a"): "same kernel", ("ns::b<128>", "ns::b<256>"):
+                     "template arguments changed", ("c", "c"): "same kernel"}
+    assert [g.name for g in m.added] == ["d"] and not m.removed
 
 
-def test_repeated_launches_pair_by_launch_configuration_then_order():
-    base = [launch("k", 0, grid=64), launch("k", 1, grid=128), launch("k", 2, grid=32)]
-    new = [launch("k", 0, grid=128), launch("k", 1, grid=64), launch("k", 2, grid=16)]
-    m = match_kernels(base, new)
-    grids = sorted((p.base.value("launch__grid_size"), p.new.value("launch__grid_size"), p.how)
-                   for p in m.pairs)
-    assert grids == [(32.0, 16.0, "mangled name + order"), (64.0, 64.0, "mangled name + launch"),
-                     (128.0, 128.0, "mangled name + launch")]
+def test_one_kernel_at_several_launches_pairs_by_launch_configuration():
+    base = groups(launch("k", 0, grid=64), launch("k", 1, grid=128), launch("k", 2, grid=32))
+    new = groups(launch("k", 0, grid=128), launch("k", 1, grid=64), launch("k", 2, grid=16))
+    m = match_groups(base, new)
+    grids = sorted((p.base.config.grid, p.new.config.grid, p.how) for p in m.pairs)
+    assert grids == [((32,), (16,), "launch configuration changed"),
+                     ((64,), (64,), "same kernel"), ((128,), (128,), "same kernel")]
 
 
-def test_nvtx_ranges_pair_launches_when_the_profile_has_them():
-    base = [launch("k", 0, 64, nvtx__range="prefill"), launch("k", 1, 64, nvtx__range="decode")]
-    new = [launch("k", 0, 64, nvtx__range="decode"), launch("k", 1, 64, nvtx__range="prefill")]
-    m = match_kernels(base, new)
-    assert {(p.base.index, p.new.index) for p in m.pairs} == {(0, 1), (1, 0)}
-    assert all(p.how.endswith("launch + NVTX") for p in m.pairs)
+def test_nvtx_ranges_tell_groups_apart_when_the_profile_has_them():
+    base = groups(launch("k", 0, 64, nvtx__range="prefill"), launch("k", 1, 64,
+                                                                   nvtx__range="decode"))
+    new = groups(launch("k", 0, 64, nvtx__range="decode"), launch("k", 1, 64,
+                                                                 nvtx__range="prefill"))
+    m = match_groups(base, new)
+    assert {(p.base.config.nvtx, p.new.config.nvtx) for p in m.pairs} == {
+        ("prefill", "prefill"), ("decode", "decode")}
+    assert all(p.how == "same kernel" for p in m.pairs)
 
 
 def test_different_names_stay_unmatched_unless_paired_by_order():
-    base, new = [kernel("old", 0)], [kernel("renamed", 0), kernel("extra", 1)]
-    assert not match_kernels(base, new).pairs
+    base, new = groups(kernel("old", 0)), groups(kernel("renamed", 0), kernel("extra", 1))
+    assert not match_groups(base, new).pairs
     m = match_by_order(base, new)
     assert [(p.base.name, p.new.name) for p in m.pairs] == [("old", "renamed")]
-    assert [k.name for k in m.unmatched_new] == ["extra"]
+    assert [g.name for g in m.added] == ["extra"]
 
 
 # --- the duration verdict and noise --------------------------------------------------------------
@@ -235,7 +243,7 @@ def test_the_cause_that_took_over_ranks_first(name, knowledge):
     slower = with_values(planted, gpu__time_duration__dot__sum=2 * base.value(
         "gpu__time_duration.sum"))
     report = triage(side(base), side(slower), knowledge, by_order=True)
-    k = report.kernels[0]
+    k = report.kernels[0].detail
     assert k.duration.verdict == REGRESSION and report.exit_code == 1
     assert k.causes[0].bottleneck == PLANTED[name]["cause"], [(c.bottleneck, c.score)
                                                               for c in k.causes]
@@ -245,7 +253,7 @@ def test_the_cause_that_took_over_ranks_first(name, knowledge):
 def test_metric_deltas_are_ranked_by_their_relation_to_the_cause(knowledge):
     report = triage(side(recorded("bandwidth_ok")), side(recorded("uncoalesced")), knowledge,
                     by_order=True)
-    k = report.kernels[0]
+    k = report.kernels[0].detail
     assert k.causes[0].bottleneck == "uncoalesced_access"
     assert k.causes[0].rule_support == 1.0  # UncoalescedGlobalAccess appeared
     top = [m.metric for m in k.metrics[:5]]
@@ -260,7 +268,8 @@ def test_the_same_profile_twice_is_no_regression(knowledge):
     k = recorded("fused_add_rmsnorm")
     report = triage(side(k), side(k), knowledge)
     assert report.exit_code == 0 and not report.regressed
-    kt = report.kernels[0]
+    assert report.kernels[0].verdict == UNCHANGED and report.kernels[0].detail is None
+    kt = triage(side(k), side(k), knowledge, kernel=k.name).kernels[0].detail  # drilled into
     assert kt.duration.verdict == UNCHANGED and kt.duration.delta_pct == 0
     assert all(c.rise == 0 for c in kt.causes)
     assert not kt.metrics and not kt.rules and not kt.lines and not kt.config and not kt.checks
@@ -272,8 +281,8 @@ def test_an_improvement_names_the_relief(knowledge):
         "gpu__time_duration.sum"))
     report = triage(side(slow), side(fast), knowledge, by_order=True)
     assert report.kernels[0].duration.verdict == IMPROVEMENT and report.exit_code == 0
-    assert "Largest relief" in report.kernels[0].diagnosis
-    assert "warp" in report.kernels[0].diagnosis
+    assert "Largest relief" in report.kernels[0].detail.diagnosis
+    assert "warp" in report.kernels[0].detail.diagnosis
 
 
 def test_triage_is_deterministic(knowledge):
@@ -289,7 +298,7 @@ def test_kernel_filter_and_explicit_pairing(knowledge):
     b = side(recorded("atomics"), label="b")
     n = side(recorded("barrier"), label="n")
     report = triage(b, n, knowledge, kernel="atomics=barrier")
-    assert report.kernels[0].match.how == "position (--match order)"
+    assert report.kernels[0].match.how == "paired by --kernel OLD=NEW"
     with pytest.raises(TriageError, match="no kernel matches 'nope'"):
         triage(b, n, knowledge, kernel="nope")
     with pytest.raises(TriageError, match="no kernel in common"):

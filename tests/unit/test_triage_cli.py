@@ -36,7 +36,9 @@ def copy_side(name: str, dest: Path, *medians: float, spread: float = 0.005) -> 
 def test_the_same_profile_twice_exits_0():
     result = run(FIXTURES / "softmax", FIXTURES / "softmax")
     assert result.exit_code == 0, result.output
-    assert "no regression" in result.output and "UNCHANGED" in result.output
+    assert "no regression" in result.output and "1 kernel groups unchanged" in result.output
+    drilled = run(FIXTURES / "softmax", FIXTURES / "softmax", "--kernel", "softmax")
+    assert drilled.exit_code == 0 and "UNCHANGED" in drilled.output
 
 
 def test_a_regression_exits_1_with_json_naming_the_cause():
@@ -49,7 +51,8 @@ def test_a_regression_exits_1_with_json_naming_the_cause():
     assert k["verdict"] == "regression" and k["top_cause"] == "uncoalesced_access"
     assert k["duration"]["basis"] == "ncu" and k["duration"]["delta_pct"] > 100
     assert k["metrics"] and k["rules"] and k["lines"] and k["checks"] and k["diagnosis"]
-    assert data["summary"] == {"regression": 1, "improvement": 0, "unchanged": 0}
+    assert data["summary"] == {"regression": 1, "improvement": 0, "unchanged": 0, "added": 0,
+                               "removed": 0}
 
 
 def test_threshold_decides_a_single_sample_comparison():
@@ -61,15 +64,20 @@ def test_threshold_decides_a_single_sample_comparison():
 
 @pytest.mark.parametrize("fmt", ["text", "md"])
 def test_text_and_markdown_fit_a_terminal(fmt):
-    result = run(FIXTURES / "register_pressure", FIXTURES / "bank_conflicts", "--match",
-                 "order", "--format", fmt)
+    args = (FIXTURES / "register_pressure", FIXTURES / "bank_conflicts", "--match", "order",
+            "--format", fmt)
+    result = run(*args)
     assert result.exit_code == 1, result.output
     assert "shared_bank_conflicts" in result.output
+    detail = run(*args, "--kernel", "register_pressure=bank_conflicts")
+    assert detail.exit_code == 1, detail.output
     if fmt == "text":
         assert max(len(line) for line in result.output.splitlines()) <= 100
-        assert "What to check:" in result.output
+        assert max(len(line) for line in detail.output.splitlines()) <= 100
+        assert "What to check:" in detail.output and "What to check:" not in result.output
     else:
-        assert result.output.startswith("# pragma-ncu triage") and "|---" in result.output
+        assert result.output.startswith("## pragma-ncu triage") and "|---" in result.output
+        assert detail.output.startswith("# pragma-ncu triage") and "|---" in detail.output
 
 
 def test_timing_json_turns_the_verdict_into_a_noise_aware_one(tmp_path):

@@ -23,7 +23,7 @@ def reports():
     for coll in ("default", "full"):
         base = read_side(str(PAIRS / coll / "base"), "BASE", settings)
         new = read_side(str(PAIRS / coll / "new"), "NEW", settings)
-        out[coll] = {k.match.new.name: k for k in triage(base, new, knowledge).kernels}
+        out[coll] = {k.name: k.detail for k in triage(base, new, knowledge).kernels}
     return out
 
 

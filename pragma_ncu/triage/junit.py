@@ -1,0 +1,70 @@
+"""The triage as JUnit XML (the Ant/Jenkins format CI systems read natively): one test case per
+kernel group, a <failure> for each regression, <skipped> for kernels on one side only (not
+compared); improvements and unchanged groups pass. A test case's time is the group's GPU time
+on NEW, in seconds; its system-out carries the verdict's basis, the time change and the cause.
+Built with the standard library's ElementTree, which escapes names and messages."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from pragma_ncu.triage.groups import KernelGroup
+from pragma_ncu.triage.model import REGRESSION, GroupTriage, TriageReport
+from pragma_ncu.triage.overview import change_text, duration_text, headline, signed_duration
+
+SUITE = "pragma-ncu triage"
+
+
+def report_junit(r: TriageReport) -> str:
+    """The XML document (UTF-8, with its declaration)."""
+    cases = [_case(g) for g in r.kernels]
+    cases += [_one_side(g, "removed: only on BASE") for g in r.removed]
+    cases += [_one_side(g, "added: only on NEW") for g in r.added]
+    failures = r.count(REGRESSION)
+    skipped = len(r.added) + len(r.removed)
+    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
+              "skipped": str(skipped), "time": _seconds(r.new_total_us)}
+    root = ET.Element("testsuites", {"name": SUITE, **{k: v for k, v in counts.items()
+                                                       if k != "skipped"}})
+    suite = ET.SubElement(root, "testsuite", {"name": f"{SUITE}: {r.base.label} vs "
+                                              f"{r.new.label}", **counts})
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("threshold_pct", f"{r.threshold_pct:g}"),
+                        ("exit_code", str(r.exit_code)), ("base", r.base.label),
+                        ("new", r.new.label), ("device", r.new.device)):
+        ET.SubElement(properties, "property", {"name": name, "value": value})
+    suite.extend(cases)
+    ET.SubElement(suite, "system-out").text = "\n".join(headline(r) + list(r.notes))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _case(g: GroupTriage) -> ET.Element:
+    case = ET.Element("testcase", {"classname": "triage." + g.match.new.base_name,
+                                   "name": _case_name(g.match.new),
+                                   "time": _seconds(g.match.new.total_us)})
+    top = g.top_cause
+    summary = (f"{g.verdict}: {change_text(g)}, {signed_duration(g.delta_us)} of GPU time"
+               + (f"; cause {top.bottleneck}" if top else "")
+               + (f" ({g.evidence})" if g.evidence else ""))
+    if g.verdict == REGRESSION:
+        failure = ET.SubElement(case, "failure", {"message": summary, "type": "regression"})
+        failure.text = g.detail.diagnosis if g.detail else g.duration.note
+    ET.SubElement(case, "system-out").text = f"{summary}\n{g.duration.note}"
+    return case
+
+
+def _one_side(g: KernelGroup, why: str) -> ET.Element:
+    case = ET.Element("testcase", {"classname": "triage." + g.base_name,
+                                   "name": _case_name(g), "time": _seconds(g.total_us)})
+    ET.SubElement(case, "skipped", {"message": f"{why}, {g.count} launches, "
+                                    f"{duration_text(g.total_us)}: not compared"})
+    return case
+
+
+def _case_name(g: KernelGroup) -> str:
+    return f"{g.name} [{g.config.label()}]"
+
+
+def _seconds(us: float) -> str:
+    return f"{us / 1e6:.6f}"

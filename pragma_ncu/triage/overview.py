@@ -1,0 +1,250 @@
+"""The application on one screen: a headline (total GPU time on each side, the verdict, the exit
+status), one row per changed kernel group (its time change with the confidence interval, the
+GPU time it added or saved, its top cause and the evidence in a few words), the unchanged
+groups as a count, kernels added or removed, groups paired across builds, and the notes that
+apply to every kernel, said once. Text (100 columns) and Markdown (a pull-request comment);
+`--kernel NAME` shows a group's full detail instead (pragma_ncu.triage.render)."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from pragma_ncu.triage.groups import KernelGroup
+from pragma_ncu.triage.match import SAME
+from pragma_ncu.triage.model import (
+    IMPROVEMENT,
+    REGRESSION,
+    UNCHANGED,
+    GroupTriage,
+    Side,
+    TriageReport,
+)
+
+WIDTH = 100
+DEFAULT_TOP = 10
+NAME_MIN = 16
+MAX_LISTED = 6  # added, removed or re-paired groups named before "and N more"
+
+
+def duration_text(us: float) -> str:
+    """GPU time in the unit that reads best: 752 µs, 1.52 ms, 3.04 s."""
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.3g} s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} µs"
+
+
+def signed_duration(us: float) -> str:
+    return ("+" if us >= 0 else "-") + duration_text(abs(us))
+
+
+def side_line(role: str, side: Side) -> str:
+    facts = [side.kind, side.device, f"ncu {side.profile.ncu_version}"
+             if side.profile.ncu_version else ""]
+    return f"{role:<4}  {side.label}  ({', '.join(f for f in facts if f)})"
+
+
+def headline(r: TriageReport) -> list[str]:
+    """Total GPU time on each side, then the verdict and the exit status."""
+    tb, tn = r.base_total_us, r.new_total_us
+    nb, nn = r.launch_counts
+    groups = (len(r.kernels) + len(r.removed), len(r.kernels) + len(r.added))
+    change = f"{100 * (tn - tb) / tb:+.1f}%, " if tb else ""
+    counts = ", ".join(f"{n} {label}" for n, label in (
+        (r.count(REGRESSION), "regressed"), (r.count(IMPROVEMENT), "improved"),
+        (r.count(UNCHANGED), "unchanged"), (len(r.added), "added"),
+        (len(r.removed), "removed")) if n)
+    verdict = "REGRESSION" if r.regressed else "no regression"
+    return [f"GPU time {duration_text(tb)} -> {duration_text(tn)} ({change}"
+            f"{signed_duration(tn - tb)}): {nb} -> {nn} launches of {groups[0]} -> {groups[1]} "
+            "kernels",
+            f"Verdict: {verdict} at {r.threshold_pct:g}% ({counts}); exit status {r.exit_code}"]
+
+
+def pct(value: float) -> str:
+    """+3.2%, +248%, +11,159%: as many digits as a change of that size needs."""
+    return f"{value:+.1f}%" if abs(value) < 100 else f"{value:+,.0f}%"
+
+
+def interval_text(g: GroupTriage) -> str:
+    """The change's 95% confidence interval, the timing noise, or why there is neither."""
+    d = g.duration
+    if d.ci_low_pct is not None and d.ci_high_pct is not None:
+        return f"{pct(d.ci_low_pct)[:-1]}..{pct(d.ci_high_pct)}"
+    if d.basis == "timing" and d.noise_pct is not None:
+        return f"noise ±{d.noise_pct:.1f}%"
+    return "none"
+
+
+def change_text(g: GroupTriage) -> str:
+    """'+248% (95% CI +242..+250%)'."""
+    interval = interval_text(g)
+    return f"{pct(g.duration.delta_pct)} ({'95% CI ' if '..' in interval else ''}{interval})"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def row_cells(i: int, g: GroupTriage, r: TriageReport) -> list[str]:
+    b, n = g.match.base, g.match.new
+    share = f"{100 * g.delta_us / r.base_total_us:+.1f}%" if r.base_total_us else ""
+    return [str(i), g.name, f"{b.count}/{n.count}", f"{b.median_us:.4g} -> {n.median_us:.4g}",
+            pct(g.duration.delta_pct), interval_text(g), signed_duration(g.delta_us), share]
+
+
+ROW_HEADERS = ["#", "kernel", "launches", "median µs", "change", "95% CI", "GPU time",
+               "of BASE"]
+
+
+def cause_text(g: GroupTriage) -> str:
+    top = g.top_cause
+    if g.detail is None:
+        return ""
+    if top is None:
+        return "no detector explains it" if g.verdict == REGRESSION else \
+            "cause: " + (g.evidence or "no finding moved")
+    label = "relief" if g.verdict == IMPROVEMENT else "cause"
+    return f"{label}: {top.bottleneck}" + (f" ({g.evidence})" if g.evidence else "")
+
+
+def shown_groups(r: TriageReport, top: int, show_all: bool) -> list[GroupTriage]:
+    """The rows: every group with --all, else the first `top` changed ones."""
+    if show_all:
+        return list(r.kernels)
+    return [g for g in r.kernels if g.verdict != UNCHANGED][:top]
+
+
+def rows_text(groups: Sequence[GroupTriage], r: TriageReport, start: int = 1) -> list[str]:
+    """The table, each row followed by its cause and evidence on an indented line; kernel
+    names are cut so that rows fit WIDTH."""
+    if not groups:
+        return []
+    rows = [row_cells(i, g, r) for i, g in enumerate(groups, start)]
+    others = sum(max(len(row[c]) for row in [ROW_HEADERS, *rows]) + 2
+                 for c in range(len(ROW_HEADERS)) if c != 1)
+    room = max(NAME_MIN, WIDTH - 2 - others - 2)
+    for row in rows:
+        row[1] = _cut(row[1], room)
+    table = tabulate(rows, ROW_HEADERS, tablefmt="simple", disable_numparse=True).splitlines()
+    out = ["  " + line for line in table[:2]]
+    for line, g in zip(table[2:], groups, strict=True):
+        out.append(f"  {line}".rstrip())
+        cause = cause_text(g)
+        if cause:
+            out.append(_cut(f"       {cause}", WIDTH))
+    return out
+
+
+def sections_text(shown: Sequence[GroupTriage], r: TriageReport) -> list[str]:
+    """The rows under a heading per verdict: regressions, improvements, unchanged (--all)."""
+    out: list[str] = []
+    number = 1
+    for verdict, heading in ((REGRESSION, "Regressions, most GPU time lost first:"),
+                             (IMPROVEMENT, "Improvements, most GPU time saved first:"),
+                             (UNCHANGED, "Unchanged:")):
+        groups = [g for g in shown if g.verdict == verdict]
+        if groups:
+            out += ["", heading, *rows_text(groups, r, start=number)]
+            number += len(groups)
+    return out
+
+
+def collapsed_line(r: TriageReport, shown: Sequence[GroupTriage]) -> list[str]:
+    """The groups not shown as rows, as counts, and how to see them."""
+    seen = {id(g) for g in shown}
+    hidden_changed = [g for g in r.kernels if g.verdict != UNCHANGED and id(g) not in seen]
+    unchanged = [g for g in r.kernels if g.verdict == UNCHANGED and id(g) not in seen]
+    out = []
+    if hidden_changed:
+        out.append(f"{len(hidden_changed)} more changed kernel groups: --top N or --all")
+    if unchanged:
+        total = sum(g.match.base.total_us for g in unchanged)
+        out.append(f"{len(unchanged)} kernel groups unchanged (within the noise or the "
+                   f"{r.threshold_pct:g}% threshold; {duration_text(total)} of BASE): --all "
+                   "lists them")
+    return out
+
+
+def group_list(groups: Sequence[KernelGroup]) -> str:
+    names = [f"{g.name} ({g.count}x, {duration_text(g.total_us)})" for g in groups[:MAX_LISTED]]
+    more = f", and {len(groups) - MAX_LISTED} more" if len(groups) > MAX_LISTED else ""
+    return ", ".join(names) + more
+
+
+def membership_lines(r: TriageReport) -> list[str]:
+    """Kernels on one side only, and groups paired other than as the same kernel."""
+    out = []
+    if r.removed:
+        out.append(f"Only on BASE (removed): {group_list(r.removed)}")
+    if r.added:
+        out.append(f"Only on NEW (added): {group_list(r.added)}")
+    repaired = [g for g in r.kernels if g.match.how != SAME]
+    if repaired:
+        items = [_pairing(g) for g in repaired[:MAX_LISTED]]
+        more = f"; and {len(repaired) - MAX_LISTED} more" if len(repaired) > MAX_LISTED else ""
+        out.append("Paired across builds: " + "; ".join(items) + more)
+    return out
+
+
+def _pairing(g: GroupTriage) -> str:
+    b, n = g.match.base, g.match.new
+    names = b.name if b.name == n.name else f"{b.name} -> {n.name}"
+    launch = f", {b.config.label()} -> {n.config.label()}" if b.config != n.config else ""
+    return f"{names} ({g.match.how}{launch})"
+
+
+def _wrap(lines: Sequence[str], indent: str = "  ") -> list[str]:
+    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent=indent)]
+
+
+def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
+    """The one-screen text view."""
+    shown = shown_groups(r, top, show_all)
+    out = [side_line("BASE", r.base), side_line("NEW", r.new), *_wrap(headline(r))]
+    out += sections_text(shown, r)
+    collapsed = collapsed_line(r, shown)
+    membership = membership_lines(r)
+    if collapsed or membership:
+        out += ["", *_wrap(collapsed + membership)]
+    if r.notes:
+        out += ["", *_wrap([f"note: {n}" for n in r.notes])]
+    if any(g.detail is not None for g in shown):
+        out += ["", "Full detail of one kernel group: --kernel NAME"]
+    return "\n".join(out)
+
+
+def overview_markdown(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
+    """The same for a pull-request comment: a table, and each changed group's diagnosis in a
+    collapsed block."""
+    shown = shown_groups(r, top, show_all)
+    head = headline(r)
+    out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], "",
+           f"- BASE `{r.base.label}` ({r.base.kind}, {r.base.device or 'device unknown'})",
+           f"- NEW `{r.new.label}` ({r.new.kind}, {r.new.device or 'device unknown'})", ""]
+    if shown:
+        rows = [[*row_cells(i, g, r), g.verdict, cause_text(g)]
+                for i, g in enumerate(shown, 1)]
+        for row in rows:
+            row[1] = f"`{row[1]}`"
+        out += [tabulate(rows, [*ROW_HEADERS, "verdict", "cause (evidence)"],
+                         tablefmt="github", disable_numparse=True), ""]
+    # Template arguments (relu<512>) would read as HTML tags in a comment: escaped.
+    out += [f"- {escape(line)}" for line in collapsed_line(r, shown) + membership_lines(r)]
+    out += [f"> note: {escape(n)}" for n in r.notes]
+    for g in shown:
+        if g.detail is not None and g.verdict != UNCHANGED:
+            checks = "".join(f"\n- [ ] {escape(c)}" for c in g.detail.checks)
+            out += ["", f"<details><summary>{escape(g.name)}: {g.verdict}, {change_text(g)}"
+                    "</summary>", "", escape(g.detail.diagnosis) + ("\n" + checks if checks
+                                                                    else ""), "", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=False)
