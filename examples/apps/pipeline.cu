@@ -5,7 +5,7 @@
 //   nvcc -O3 -arch=sm_90 -lineinfo -o pipeline_base pipeline.cu
 //   nvcc -O3 -arch=sm_90 -lineinfo -DNEW -o pipeline_new pipeline.cu
 //
-// NEW differs from BASE in exactly these ways (examples/apps/README.md, expected.toml):
+// NEW differs from BASE in exactly these ways (examples/apps/README.md):
 //   row_mean        regression: each lane walks its own contiguous chunk of the row, so the
 //                   32 lanes of a warp read 32 different sectors per request (uncoalesced)
 //   histogram256    regression: per-block shared-memory histograms replaced by a global
