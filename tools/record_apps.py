@@ -172,8 +172,9 @@ def import_fixtures(src: Path, dest: Path, repo_root: str, gpu_out: str) -> None
                 copy_scrubbed(src / app / side / f"{stem}.csv.gz", target / f"{stem}.csv.gz",
                               prefixes)
     dest.mkdir(parents=True, exist_ok=True)
-    meta = dest / f"meta.{src.name}.json"  # one per recording: they are made in separate calls
-    copy_scrubbed(src / "meta.json", meta, prefixes)
+    for app in ("pipeline", "many"):  # one per application: they are recorded in separate calls
+        if (src / app).is_dir():
+            copy_scrubbed(src / "meta.json", dest / f"meta.{app}.json", prefixes)
 
 
 def main() -> int:

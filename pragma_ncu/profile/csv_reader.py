@@ -20,6 +20,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pragma_ncu.profile.demangle import function_name
 from pragma_ncu.profile.details_labels import details_metric
 from pragma_ncu.profile.units import to_base
 
@@ -219,21 +220,3 @@ def _source_for(source: dict[str, list[dict[str, Any]]], display: str) -> Iterat
     for function, rows in source.items():
         if function == display or function_name(function) == function_name(display):
             yield from rows
-
-
-def function_name(display: str) -> str:
-    """'void ns::foo<128>(float *, int)' -> 'ns::foo<128>'; 'silu_and_mul' stays as it is."""
-    name = display.strip()
-    depth, cut = 0, len(name)
-    for i, ch in enumerate(name):  # the parameter list: the first '(' outside template brackets
-        depth += {"<": 1, ">": -1}.get(ch, 0)
-        if ch == "(" and depth == 0:
-            cut = i
-            break
-    name = name[:cut].strip()
-    if " " in name and not name.endswith(">"):
-        name = name.rsplit(" ", 1)[-1]  # drop the return type
-    elif " " in name:
-        head = name[: name.index("<")] if "<" in name else name
-        name = name[len(head.rsplit(" ", 1)[0]) + 1:] if " " in head else name
-    return name

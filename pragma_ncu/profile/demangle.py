@@ -31,3 +31,21 @@ def demangle(names: Iterable[str], cxxfilt: str | None) -> dict[str, str]:
     if proc.returncode != 0 or len(out) != len(mangled):
         return {}
     return {m: d.strip() for m, d in zip(mangled, out, strict=True) if d.strip() != m}
+
+
+def function_name(display: str) -> str:
+    """'void ns::foo<128>(float *, int)' -> 'ns::foo<128>'; 'silu_and_mul' stays as it is."""
+    name = display.strip()
+    depth, cut = 0, len(name)
+    for i, ch in enumerate(name):  # the parameter list: the first '(' outside template brackets
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "(" and depth == 0:
+            cut = i
+            break
+    name = name[:cut].strip()
+    if " " in name and not name.endswith(">"):
+        name = name.rsplit(" ", 1)[-1]  # drop the return type
+    elif " " in name:
+        head = name[: name.index("<")] if "<" in name else name
+        name = name[len(head.rsplit(" ", 1)[0]) + 1:] if " " in head else name
+    return name

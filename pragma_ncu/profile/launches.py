@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pragma_ncu.profile import csv_reader, normalize
+from pragma_ncu.profile.demangle import function_name
 from pragma_ncu.profile.model import KernelProfile, Profile
 
 # What grouping, matching and the duration verdict read from every launch.
@@ -68,7 +69,7 @@ class Launches:
         demangled signature), as from a demangler when a report carries mangled names only."""
         kernels = tuple(
             replace(k, display_name=names[k.mangled],
-                    name=csv_reader.function_name(names[k.mangled]))
+                    name=function_name(names[k.mangled]))
             if k.mangled in names and k.display_name in ("", k.mangled) else k
             for k in self.profile.kernels)
         return replace(self, profile=replace(self.profile, kernels=kernels))

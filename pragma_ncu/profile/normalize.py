@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pragma_ncu.profile.demangle import function_name
 from pragma_ncu.profile.model import KernelProfile, Metric, Profile, RuleResult, SourceLine
 
 MESSAGE_TYPES = {"0": "NONE", "1": "INF", "2": "OPT", "3": "WRN", "4": "ERR"}
@@ -30,8 +31,12 @@ def _kernel(k: dict[str, Any]) -> KernelProfile:
             value = int(value)
         metrics[name] = Metric(name, float(value) if isinstance(value, int | float) else
                                str(value), str(unit or ""))
+    display = str(k.get("display_name") or "")
+    # The function with its template arguments: ncu_report's default name drops them
+    # ("work" for every work<N>), which would show template instantiations as one kernel.
+    name = function_name(display) if "<" in display else str(k.get("name") or "")
     return KernelProfile(
-        name=str(k.get("name") or k.get("mangled") or "?"), mangled=str(k.get("mangled") or ""),
+        name=name or str(k.get("mangled") or "?"), mangled=str(k.get("mangled") or ""),
         index=int(k.get("index", 0)), metrics=metrics,
         rules=tuple(_rule(r) for r in k.get("rules", ())),
         hotspots=hotspots(k.get("source", ())), display_name=str(k.get("display_name") or ""),

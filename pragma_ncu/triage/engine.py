@@ -5,6 +5,7 @@ representative launch per side (diagnose on both, compared) rather than on every
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -121,9 +122,12 @@ def triage_kernel(m: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
     text = write_diagnosis(m.new.name, d, db.classification, dn.classification, causes,
                            config, rules, threshold_pct)
     missing = evidence.coverage(m.base, m.new) + _timing_gaps(d)
+    gaps = [g for g in dn.not_assessed if not g.inferred and g.cause != "source lines"]
     return KernelTriage(m, d, db.classification, dn.classification, causes,
                         metric_deltas(moves, causes, relations), config, rules, lines, text,
-                        what_to_check(d.verdict, causes, lines, knowledge), missing)
+                        what_to_check(d.verdict, causes, lines, knowledge), missing,
+                        tuple(g.cause for g in gaps),
+                        tuple(dict.fromkeys(sec for g in gaps for sec in g.sections)))
 
 
 def _timing_gaps(d: DurationChange) -> tuple[str, ...]:
@@ -160,7 +164,32 @@ def common_notes(groups: Sequence[GroupTriage]) -> tuple[str, ...]:
     shared = Counter(m for d in explained for m in set(d.missing))
     notes += [f"not compared, for every kernel explained: {m}" for m, n in sorted(shared.items())
               if n == len(explained) and len(explained) > 1 and "verdict rests" not in m]
+    unexplained = [g for g in groups if unexplained_for_lack_of_metrics(g)]
+    if unexplained:
+        notes.append(f"{len(unexplained)} changed kernel group(s) cannot be explained from these "
+                     "reports, which lack the metrics of their likely causes; collect them for "
+                     f"those kernels alone: $ {collect_for(unexplained)}")
     return tuple(notes)
+
+
+def unexplained_for_lack_of_metrics(g: GroupTriage) -> bool:
+    """A changed group with no cause found where the NEW report lacks the metrics to look."""
+    return (g.verdict != UNCHANGED and g.detail is not None and g.top_cause is None
+            and bool(g.detail.unassessed))
+
+
+def collect_for(groups: Sequence[GroupTriage]) -> str:
+    """The ncu command that profiles one launch of each of these kernels with the sections
+    their explanation needs (kernels chosen by mangled name: template instantiations apart)."""
+    sections = dict.fromkeys(("SpeedOfLight", "LaunchStats", "Occupancy"))
+    for g in groups:
+        assert g.detail is not None
+        sections.update(dict.fromkeys(g.detail.collect_sections))
+    names = sorted({g.match.new.signature for g in groups})
+    parts = ["ncu", *(f"--section {s}" for s in sections), "--kernel-name-base mangled",
+             f"-k regex:'^({'|'.join(re.escape(n) for n in names)})$'",
+             f"--launch-count {len(names)}", "-o explain ./your_app"]
+    return " ".join(parts)
 
 
 def _no_common_kernel(base: Sequence[KernelGroup], new: Sequence[KernelGroup]) -> str:

@@ -190,7 +190,9 @@ def coverage(b: KernelProfile, n: KernelProfile) -> tuple[str, ...]:
         if only:
             notes.append(f"{len(only)} metrics only on {side} (not compared), e.g. "
                          + ", ".join(only[:3]))
-        if not mine.hotspots:
-            notes.append(f"no source counters on {side}: source-line shifts unavailable "
-                         "(profile with --source)")
+    lacking = [side for side, k in (("BASE", b), ("NEW", n)) if not k.hotspots]
+    if lacking:
+        where = "either side" if len(lacking) == 2 else lacking[0]
+        notes.append(f"no source counters on {where}: source-line shifts unavailable "
+                     "(profile with --source, or ncu's SourceCounters section)")
     return tuple(notes)

@@ -243,6 +243,8 @@ class KernelTriage:
     diagnosis: str
     checks: tuple[str, ...]
     missing: tuple[str, ...] = ()  # what one side lacks (metrics, source counters, timing)
+    unassessed: tuple[str, ...] = ()  # causes NEW's collection lacks the metrics to assess
+    collect_sections: tuple[str, ...] = ()  # the ncu sections that would collect them
 
     def to_json(self) -> dict[str, Any]:
         return plain({"match": self.match.to_json(), "name": self.match.new.name,

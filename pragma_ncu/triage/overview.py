@@ -28,6 +28,7 @@ WIDTH = 100
 DEFAULT_TOP = 10
 NAME_MIN = 16
 MAX_LISTED = 6  # added, removed or re-paired groups named before "and N more"
+COMMAND = ": $ "  # in a note, what follows is a command line
 
 
 def duration_text(us: float) -> str:
@@ -106,6 +107,8 @@ def cause_text(g: GroupTriage) -> str:
     top = g.top_cause
     if g.detail is None:
         return ""
+    if top is None and g.detail.unassessed and g.verdict != UNCHANGED:
+        return "not explained: the reports lack the metrics to look (see the note)"
     if top is None:
         return "no detector explains it" if g.verdict == REGRESSION else \
             "cause: " + (g.evidence or "no finding moved")
@@ -200,7 +203,9 @@ def _pairing(g: GroupTriage) -> str:
 
 
 def _wrap(lines: Sequence[str], indent: str = "  ") -> list[str]:
-    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent=indent)]
+    # Never at a hyphen: a command line in a note must survive copy and paste.
+    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent=indent,
+                                                        break_on_hyphens=False)]
 
 
 def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
@@ -213,7 +218,11 @@ def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = Fals
     if collapsed or membership:
         out += ["", *_wrap(collapsed + membership)]
     if r.notes:
-        out += ["", *_wrap([f"note: {n}" for n in r.notes])]
+        out += [""]
+        for n in r.notes:  # a command after ": $ " stays on one line, whole, for copying
+            text, _, command = n.partition(COMMAND)
+            out += _wrap([f"note: {text}" + (":" if command else "")])
+            out += [f"  $ {command}"] if command else []
     if any(g.detail is not None for g in shown):
         out += ["", "Full detail of one kernel group: --kernel NAME"]
     return "\n".join(out)
@@ -236,7 +245,9 @@ def overview_markdown(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = 
                          tablefmt="github", disable_numparse=True), ""]
     # Template arguments (relu<512>) would read as HTML tags in a comment: escaped.
     out += [f"- {escape(line)}" for line in collapsed_line(r, shown) + membership_lines(r)]
-    out += [f"> note: {escape(n)}" for n in r.notes]
+    for n in r.notes:
+        text, _, command = n.partition(COMMAND)
+        out += [f"> note: {escape(text)}" + (f":\n>\n> `{command}`" if command else "")]
     for g in shown:
         if g.detail is not None and g.verdict != UNCHANGED:
             checks = "".join(f"\n- [ ] {escape(c)}" for c in g.detail.checks)

@@ -268,3 +268,16 @@ def test_a_line_break_inside_a_quoted_cell_stays_in_its_record():
     assert launch.metrics == whole.kernels[5].metrics
     assert any("The first " in r.message for r in launch.rules)  # one record, one rule
     assert len(launch.rules) == len(whole.kernels[5].rules)
+
+
+def test_a_template_instantiation_keeps_its_arguments_in_its_name():
+    """ncu_report's default action name drops template arguments ("work" for every work<N>);
+    the name is taken from the demangled signature instead, as the CSV pages give it."""
+    from pragma_ncu.profile import normalize
+
+    raw = {"kernels": [{"index": 0, "name": "work", "mangled": "_Z4workILi17EEvPfPKfi",
+                        "display_name": "void work<17>(float *, const float *, int)"},
+                       {"index": 1, "name": "scale", "mangled": "scale",
+                        "display_name": "scale"}]}
+    kernels = normalize.from_raw(raw).kernels
+    assert [k.name for k in kernels] == ["work<17>", "scale"]
