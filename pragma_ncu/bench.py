@@ -16,10 +16,9 @@ from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, NvccInfo, arch_flag, find_nvcc
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
-DEFAULT_ARCH = "sm_90"
 Progress = Callable[[str], None]
 
 

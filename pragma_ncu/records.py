@@ -11,11 +11,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-ACTIONS = ("tune", "retune", "rewrite", "repair", "stop")
-# tune: search the variant's declared knobs; retune: the same source with new ranges;
-# rewrite: a structurally new template from the coder; repair: fix a failed candidate;
-# stop: the run ends (why is in the decision's reason).
-
 
 @dataclass(frozen=True)
 class KernelState:
@@ -94,7 +89,10 @@ class Decision:
     """The conductor's verdict after a round: was the candidate accepted, and what next."""
 
     round: int
-    action: str  # one of ACTIONS
+    # tune: search the variant's declared knobs; retune: the same source with new ranges;
+    # rewrite: a structurally new template from the coder; repair: fix a failed candidate;
+    # stop: the run ends (why is in the decision's reason).
+    action: str
     reason: str  # one line
     accepted: bool = False  # the candidate replaced the historical best
     acceptance: str = ""  # why it did or did not

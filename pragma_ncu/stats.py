@@ -29,13 +29,6 @@ class TimingStats:
         """Interquartile range as a percentage of the median: the noise figure we report."""
         return 100.0 * self.iqr_us / self.median_us if self.median_us > 0 else math.inf
 
-    @property
-    def median_ci_pct(self) -> float:
-        """Approximate 95% half-width of the median, in percent (1.58 IQR / sqrt(n), McGill)."""
-        if self.reps < 2 or self.median_us <= 0:
-            return math.inf
-        return 100.0 * 1.58 * self.iqr_us / math.sqrt(self.reps) / self.median_us
-
 
 def geomean(values: Sequence[float]) -> float:
     """The geometric mean of positive values (the objective over shapes of unequal size)."""

@@ -161,11 +161,6 @@ class Store:
             c.execute("INSERT OR REPLACE INTO rounds (run_id, round, started, status)"
                       " VALUES (?, ?, ?, 'running')", (run_id, round_, time.time()))
 
-    def finish_round(self, run_id: str, round_: int, status: str = "done") -> None:
-        with self._tx() as c:
-            c.execute("UPDATE rounds SET finished = ?, status = ? WHERE run_id = ? AND round = ?",
-                      (time.time(), status, run_id, round_))
-
     def close_round(self, run_id: str, round_: int, action: str,
                     record: dict[str, Any]) -> None:
         """The round's decision and its end, in one transaction: a round is finished exactly
@@ -188,10 +183,6 @@ class Store:
         """(round, status) in order."""
         return [(r[0], r[1]) for r in self.conn.execute(
             "SELECT round, status FROM rounds WHERE run_id = ? ORDER BY round", (run_id,))]
-
-    def last_finished_round(self, run_id: str) -> int | None:
-        done = [r for r, status in self.rounds(run_id) if status == "done"]
-        return max(done) if done else None
 
     def add_candidate(self, run_id: str, round_: int, source: str, params: dict[str, Any],
                       status: str, objective_us: float | None, build: dict[str, Any],
@@ -218,13 +209,6 @@ class Store:
         return [CandidateRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], bool(r[7]),
                              r[8], json.loads(r[9]), json.loads(r[10]), json.loads(r[11]),
                              r[12]) for r in rows]
-
-    def add_decision(self, run_id: str, round_: int, action: str,
-                     record: dict[str, Any]) -> None:
-        with self._tx() as c:
-            c.execute("INSERT INTO decisions (run_id, round, created, action, record)"
-                      " VALUES (?, ?, ?, ?, ?)", (run_id, round_, time.time(), action,
-                                                  _dump(record)))
 
     def decisions(self, run_id: str) -> list[tuple[int, str, dict[str, Any]]]:
         return [(r[0], r[1], json.loads(r[2])) for r in self.conn.execute(

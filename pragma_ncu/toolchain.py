@@ -16,6 +16,7 @@ from pragma_ncu.errors import ToolchainError
 from pragma_ncu.settings import Settings
 
 _NCU_REPORT = "extras/python/ncu_report.py"
+DEFAULT_ARCH = "sm_90"  # what kernels compile for where no GPU says its own
 
 
 @dataclass(frozen=True)

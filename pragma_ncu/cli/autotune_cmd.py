@@ -26,6 +26,7 @@ from pragma_ncu.tuner.run import SearchOptions, autotune_shapes
 from pragma_ncu.tuner.run import autotune as run_autotune
 from pragma_ncu.tuner.search import Progress
 from pragma_ncu.tuner.space import point_key
+from pragma_ncu.tuner.strategies import STRATEGIES
 
 
 @click.command()
@@ -35,7 +36,7 @@ from pragma_ncu.tuner.space import point_key
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
                    "other shapes are still verified for every point, not timed.")
-@click.option("--strategy", type=click.Choice(["auto", "exhaustive", "tpe", "gp", "random"]),
+@click.option("--strategy", type=click.Choice(STRATEGIES),
               default="auto", show_default=True,
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
 @click.option("--budget", type=int, default=200, show_default=True,

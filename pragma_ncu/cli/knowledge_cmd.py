@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from pragma_ncu.cli.common import emit_json
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.knowledge import compendium
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.knowledge.docs import render_entry
 from pragma_ncu.knowledge.schema import MetricEntry, Strategy
@@ -19,10 +20,9 @@ FORMATS = click.Choice(["table", "json", "md"])
 
 
 def load_compendium() -> Compendium:
-    """The shipped compendium merged with the user's generated one (if `knowledge build` ran)."""
-    generated = load_settings().data_dir / "knowledge" / "compendium.json"
+    """The compendium this machine's settings name, with a bad file a user-facing error."""
     try:
-        return Compendium.load(generated)
+        return compendium.load_compendium(load_settings())
     except PragmaError as exc:
         raise click.ClickException(str(exc)) from None
 

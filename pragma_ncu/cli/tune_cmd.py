@@ -11,7 +11,7 @@ from typing import Any, cast
 import click
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import DEFAULT_ARCH, worker_command
+from pragma_ncu.bench import worker_command
 from pragma_ncu.build import BuildCache, build
 from pragma_ncu.cli.common import emit_json, load_task, pick_shapes, progress_printer
 from pragma_ncu.cli.knowledge_cmd import load_compendium
@@ -29,7 +29,7 @@ from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
-from pragma_ncu.toolchain import arch_flag, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
 from pragma_ncu.tune import session
 from pragma_ncu.tune.backend import Backend, GpuBackend
 from pragma_ncu.tune.cpu_backend import CpuBackend
@@ -38,6 +38,7 @@ from pragma_ncu.tune.loop import run as run_loop
 from pragma_ncu.tuner.model import Budget
 from pragma_ncu.tuner.run import SearchOptions
 from pragma_ncu.tuner.space import Space
+from pragma_ncu.tuner.strategies import STRATEGIES
 
 
 @click.command()
@@ -59,7 +60,7 @@ from pragma_ncu.tuner.space import Space
 @click.option("--budget", type=int, default=200, show_default=True,
               help="Points to compile and measure per round at most.")
 @click.option("--time-budget", type=float, help="Seconds one round's search may take at most.")
-@click.option("--strategy", type=click.Choice(["auto", "exhaustive", "tpe", "gp", "random"]),
+@click.option("--strategy", type=click.Choice(STRATEGIES),
               default="auto", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--llm-model", help="The coder's model (default $PRAGMA_NCU_LLM_MODEL).")

@@ -19,9 +19,6 @@ from typing import Any
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.specfile import parse_spec
 
-ORIGINS = ("original", "retune", "llm")
-OVERLAY_TABLES = ("params", "launch", "kernel", "tune")
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -29,7 +26,7 @@ class Variant:
     filename: str  # "silu_and_mul.cu" or "silu_and_mul.cu.j2"
     source: str
     overlay: dict[str, Any] = field(default_factory=dict)
-    origin: str = "original"
+    origin: str = "original"  # original | retune | llm
     note: str = ""  # what changed and why, in a sentence
 
     @property

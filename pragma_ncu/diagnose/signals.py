@@ -22,7 +22,6 @@ STALL_SUFFIX = "_per_issue_active.ratio"
 SAMPLED_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 OLD_PREFIX = "smsp__warp_issue_stalled_"  # ncu 2019-2021: ..._per_warp_active.pct
 OLD_SUFFIX = "_per_warp_active.pct"
-DURATION = ("gpu__time_duration.sum", "gpu__time_duration.avg")
 PIPES = {  # pipe -> bottleneck when it is the limit
     "FMA": "compute_fma", "ALU": "compute_fma", "XU": "compute_sfu", "FP64": "compute_fp64",
     "Tensor": "tensor_core",

@@ -37,6 +37,7 @@ from pragma_ncu.knowledge.schema import (
     strategy_from_dict,
 )
 from pragma_ncu.resources import data_path
+from pragma_ncu.settings import Settings
 
 GENERATED_VERSION = 1
 
@@ -147,15 +148,6 @@ class Compendium:
                 return entry
         return None
 
-    def entries_for(self, names: Iterable[str]) -> dict[str, MetricEntry]:
-        """The entries of the names that resolve, keyed by the name as given."""
-        out: dict[str, MetricEntry] = {}
-        for name in names:
-            entry = self.lookup(name)
-            if entry is not None:
-                out[name] = entry
-        return out
-
     def search(self, text: str, limit: int = 10) -> list[MetricEntry]:
         """Entries ranked for a free-text query: hits in a name, alias or title rank above hits
         in the meaning, reading or hints. All words must match; if no entry matches all of
@@ -213,6 +205,18 @@ class Compendium:
 
 
 # --- loading -------------------------------------------------------------------------------
+
+
+def load_compendium(settings: Settings) -> Compendium:
+    """The shipped compendium merged with the user's generated one (if `knowledge build` ran);
+    what every command and the library read."""
+    return Compendium.load(generated_compendium_path(settings))
+
+
+def generated_compendium_path(settings: Settings) -> Path:
+    """Where `knowledge build` writes the generated compendium (and `load_compendium` reads
+    it): <data_dir>/knowledge/compendium.json."""
+    return settings.data_dir / "knowledge" / "compendium.json"
 
 
 def load_curated(root: Path) -> tuple[list[MetricEntry], list[Strategy], list[GpuSpec]]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.knowledge.cache import JsonCache, write_json_atomic
+from pragma_ncu.knowledge.compendium import generated_compendium_path
 from pragma_ncu.knowledge.publish import write_compendium, write_metric_docs
 from pragma_ncu.knowledge.segments import Segment, SegmentSummary, digest
 from pragma_ncu.knowledge.sources import CrawlContext, SourceAdapter
@@ -36,11 +37,6 @@ BREAKER_LIMIT = 5  # consecutive "LLM unavailable" fallbacks before the rest go 
 def knowledge_dir(settings: Settings) -> Path:
     """Where the build writes: <data_dir>/knowledge."""
     return settings.data_dir / "knowledge"
-
-
-def generated_compendium_path(settings: Settings) -> Path:
-    """The generated compendium that Compendium.load(generated=...) reads."""
-    return knowledge_dir(settings) / "compendium.json"
 
 
 @dataclass(frozen=True)
@@ -142,7 +138,7 @@ def build_compendium(settings: Settings, sources: SourcePlan, summarizer: Summar
     synthesis = synthesize((s, summaries[s.content_hash]) for s in segments)
     compendium = docs = None
     if segments:
-        compendium, docs = out / "compendium.json", out / "metric_docs"
+        compendium, docs = generated_compendium_path(settings), out / "metric_docs"
         write_compendium(synthesis.entries, compendium)
         write_metric_docs(synthesis.entries, docs)
     else:

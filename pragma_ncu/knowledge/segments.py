@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-SEGMENT_KINDS = ("doc", "metric", "section", "rule", "event", "manpage")
-
 
 def digest(*parts: str) -> str:
     """A stable content hash of some strings (sha256, hex)."""

@@ -22,7 +22,7 @@ from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.toolchain import arch_flag, find_ncu, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_ncu, find_nvcc
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -67,7 +67,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
         device: DeviceInfo | None = runner.hello()
     except NoGPUError as exc:
         device, why = None, exc.reason
-    target = arch_flag(arch) if arch else (device.arch if device else "sm_90")
+    target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
     progress(f"compiling {spec.source_path.name} for {target}")
     built, harness = tasks.build_with_harness(spec, target, nvcc, settings, params)
     run = ProfileRun(spec, shape, params, built, device, None, None, None, None, None)

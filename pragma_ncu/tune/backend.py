@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import DEFAULT_ARCH, measured_compute
+from pragma_ncu.bench import measured_compute
 from pragma_ncu.build import BuildCache, BuildResult, build
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import PragmaError
@@ -23,7 +23,7 @@ from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import NvccInfo, arch_flag, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, NvccInfo, arch_flag, find_nvcc
 from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
 from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.tuner.parallel import PooledEvaluator

@@ -19,7 +19,6 @@ from pragma_ncu.spec import ParamValue, ResolvedLaunch, Shape, TaskSpec
 
 WARP = 32
 REG_ALLOC_UNIT = 256  # registers are allocated per warp in chunks of 256 (sm_50 and later)
-MAX_REGS_PER_THREAD = 255
 MAX_BLOCK_DIMS = (1024, 1024, 64)  # the same on every architecture since sm_30
 MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
 

@@ -13,8 +13,6 @@ from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.stats import geomean
 from pragma_ncu.tuner.space import Point, point_key
 
-SEARCH_STATUSES = ("ok", "infeasible", "compile_error", "kernel_not_found")
-
 
 @dataclass(frozen=True)
 class Budget:

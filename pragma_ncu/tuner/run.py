@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import DEFAULT_ARCH, measured_compute
+from pragma_ncu.bench import measured_compute
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.cpu import peaks
 from pragma_ncu.pool.workers import WorkerPool
@@ -21,7 +21,7 @@ from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import arch_flag, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
 from pragma_ncu.tuner import retest as retesting
 from pragma_ncu.tuner.cpu_evaluator import CEILING_BYTES, CpuEvaluator
 from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
@@ -45,7 +45,7 @@ Notice = Callable[[str], None]
 
 @dataclass(frozen=True)
 class SearchOptions:
-    strategy: str = "auto"  # auto | exhaustive | tpe | gp | random
+    strategy: str = "auto"  # one of strategies.STRATEGIES
     budget: Budget = field(default_factory=lambda: Budget(evaluations=200, seconds=None))
     top_k: int = 5
     rounds: int = 2  # interleaved re-test rounds

@@ -62,9 +62,6 @@ class Space:
         return replace(self, dims=tuple(Dimension(d.name, values) if d.name == name else d
                                         for d in self.dims))
 
-    def with_restriction(self, text: str) -> Space:
-        return replace(self, restrictions=(*self.restrictions, text))
-
 
 def point_key(point: Point) -> str:
     """A stable text key of a point: "BLOCK=256,VEC=8" (names sorted)."""

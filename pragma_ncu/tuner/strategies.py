@@ -16,7 +16,10 @@ from pragma_ncu.spec import ParamValue
 from pragma_ncu.tuner.space import Point, Space, point_key
 
 MAX_DUPLICATE_ASKS = 200  # proposals in a row that were all seen before: the sampler is done
-SAMPLERS = ("tpe", "gp", "random")
+SAMPLERS = ("tpe", "gp", "random")  # optuna's samplers, by the names users give them
+# Every name a search strategy is chosen by (`--strategy`): "auto" picks exhaustive when the
+# feasible space fits the budget, else TPE (see `search.choose_strategy`).
+STRATEGIES = ("auto", "exhaustive", *SAMPLERS)
 
 
 class Strategy(Protocol):

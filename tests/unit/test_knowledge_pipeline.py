@@ -14,13 +14,13 @@ from click.testing import CliRunner
 
 from pragma_ncu.cli.knowledge_build_cmd import build
 from pragma_ncu.knowledge.adapters import ADAPTERS, select_adapters
+from pragma_ncu.knowledge.compendium import generated_compendium_path
 from pragma_ncu.knowledge.extract import ncu_metric_names
 from pragma_ncu.knowledge.pipeline import (
     BREAKER_LIMIT,
     BuildSummary,
     SourcePlan,
     build_compendium,
-    generated_compendium_path,
 )
 from pragma_ncu.knowledge.schema import MetricEntry, entry_from_dict
 from pragma_ncu.knowledge.segments import Segment, SegmentSummary

@@ -109,16 +109,6 @@ def test_spread_pct():
     assert stats(0.0, 1.0).spread_pct == math.inf
 
 
-def test_median_ci_pct():
-    s = summarize([5.0, 1.0, 4.0, 2.0, 3.0])
-    assert s.median_ci_pct == pytest.approx(100.0 * 1.58 * 2.0 / math.sqrt(5) / 3.0)
-    assert stats(100.0, 10.0, reps=100).median_ci_pct == pytest.approx(1.58)
-    # more repetitions narrow the interval
-    assert stats(100.0, 10.0, reps=400).median_ci_pct == pytest.approx(0.79)
-    assert stats(100.0, 10.0, reps=1).median_ci_pct == math.inf
-    assert stats(0.0, 10.0, reps=10).median_ci_pct == math.inf
-
-
 # --- repetitions --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(

@@ -25,8 +25,7 @@ def test_runs_rounds_candidates_and_decisions_round_trip(tmp_path: Path) -> None
                                   {"registers": 32}, [{"shape": "llama-7b", "median_us": 64.1}],
                                   {"dram_pct": 91.0}, "r0.ncu-rep")
         store.add_candidate(run, 0, "bad", {"VEC": 4}, "wrong_answer", None, {}, [])
-        store.add_decision(run, 0, "re-tune", {"why": "long scoreboard, DRAM 40%"})
-        store.finish_round(run, 0)
+        store.close_round(run, 0, "re-tune", {"why": "long scoreboard, DRAM 40%"})
         store.set_run_status(run, "done", {"speedup": 1.77})
     with Store.open(tmp_path / "runs.sqlite") as store:
         row = store.run(run)
@@ -40,7 +39,7 @@ def test_runs_rounds_candidates_and_decisions_round_trip(tmp_path: Path) -> None
         assert first.params == {"VEC": 8} and first.objective_us == 64.1
         assert first.profile_summary == {"dram_pct": 91.0} and first.report_path == "r0.ncu-rep"
         assert store.decisions(run) == [(0, "re-tune", {"why": "long scoreboard, DRAM 40%"})]
-        assert store.rounds(run) == [(0, "done")] and store.last_finished_round(run) == 0
+        assert store.rounds(run) == [(0, "done")]
         assert [r.id for r in store.runs()] == [run]
 
 
@@ -55,7 +54,7 @@ def test_a_killed_writer_leaves_a_file_that_resumes(tmp_path: Path) -> None:
         run = store.create_run("k", "k.toml", {{}})
         store.begin_round(run, 0)
         store.add_candidate(run, 0, "src0", {{"A": 1}}, "ok", 10.0, {{}}, [])
-        store.finish_round(run, 0)
+        store.close_round(run, 0, "tune", {{}})
         store.begin_round(run, 1)
         store.add_candidate(run, 1, "src1", {{"A": 2}}, "ok", 9.0, {{}}, [])
         print(run, flush=True)
@@ -67,7 +66,6 @@ def test_a_killed_writer_leaves_a_file_that_resumes(tmp_path: Path) -> None:
     with Store.open(path) as store:
         assert store.run(run).status == "running"
         assert store.rounds(run) == [(0, "done"), (1, "running")]
-        assert store.last_finished_round(run) == 0
         assert [c.source for c in store.candidates(run)] == ["src0", "src1"]
 
 

@@ -114,7 +114,7 @@ def _write_run(store: Store, summary: dict[str, object] | None = SUMMARY,
     run = store.create_run(kernel, "examples/silu_and_mul.toml", {"budget": 4},
                            device="NVIDIA H200")
     for record in _rounds():
-        store.add_decision(run, record.round, record.decision.action, record.to_json())
+        store.close_round(run, record.round, record.decision.action, record.to_json())
     store.set_run_status(run, "done", summary=dict(summary) if summary is not None else None)
     return run
 
@@ -229,7 +229,7 @@ def test_prefix_latest_and_clear_errors(store_path: Path) -> None:
         with pytest.raises(StoreError, match="no run 'zzz'.*trace --list"):
             load_trace(store, "zzz")
         bad = store.create_run("k", "k.toml", {})
-        store.add_decision(bad, 0, "tune", {"why": "not a round record"})
+        store.close_round(bad, 0, "tune", {"why": "not a round record"})
         with pytest.raises(StoreError, match="round 0: the stored decision is not a round"):
             load_trace(store, bad)
 
