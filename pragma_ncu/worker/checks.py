@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -59,28 +58,14 @@ def _dtype(name: str) -> dtypes.DType:
     return found
 
 
-class ReferenceCache:
-    """Reference outputs on the device, keyed by (reference, shape, seed); LRU within a budget."""
+def buffers_bytes(buffers: RefBuffers) -> int:
+    """Device bytes a set of reference outputs holds (for the reference cache's budget)."""
+    return sum(mem.nbytes for mem, _ in buffers.values())
 
-    def __init__(self, gpu: Gpu, budget_bytes: int) -> None:
-        self.gpu, self.budget = gpu, budget_bytes
-        self.entries: OrderedDict[Any, RefBuffers] = OrderedDict()
 
-    def get(self, key: Any) -> RefBuffers | None:
-        if key in self.entries:
-            self.entries.move_to_end(key)
-            return self.entries[key]
-        return None
-
-    def put(self, key: Any, buffers: RefBuffers) -> None:
-        self.entries[key] = buffers
-        while len(self.entries) > 1 and self._bytes() > self.budget:
-            _, old = self.entries.popitem(last=False)
-            for mem, _ in old.values():
-                self.gpu.free(mem)
-
-    def _bytes(self) -> int:
-        return sum(m.nbytes for bufs in self.entries.values() for m, _ in bufs.values())
+def free(gpu: Gpu, buffers: RefBuffers) -> None:
+    for mem, _ in buffers.values():
+        gpu.free(mem)
 
 
 Counts = tuple[tuple[str, int], ...]  # (array name, bytes)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -19,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from pragma_ncu.cpu import abi
-from pragma_ncu.measurement import CheckRound, Measurement, Status, classify_check
+from pragma_ncu.measurement import Measurement, OutputCheck, Status
 from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.stats import TimingStats
 from pragma_ncu.worker import cpu_timing
 from pragma_ncu.worker.cpu_workspace import (
+    Counts,
     HostWorkspace,
     RefArrays,
     aligned_bytes,
@@ -31,39 +32,18 @@ from pragma_ncu.worker.cpu_workspace import (
     storage,
 )
 from pragma_ncu.worker.host import host_info
-from pragma_ncu.worker.protocol import EvalRequest, KernelRef
+from pragma_ncu.worker.measure import measure
+from pragma_ncu.worker.protocol import EvalRequest, KernelRef, TimingConfig
 from pragma_ncu.worker.reference import (
-    FUNCTION_KINDS,
+    ReferenceCache,
     ReferenceFailure,
     load_reference,
+    reference_key,
     run_host_reference,
 )
 
 CEILING_BYTES = 256 << 20
 MIN_REFERENCE_BUDGET = 64 << 20
-
-
-class ReferenceCache:
-    """Reference outputs keyed by (reference, dims, seed, args); the least recently used go first
-    once they take more than `budget_bytes` (the newest entry always stays)."""
-
-    def __init__(self, budget_bytes: int) -> None:
-        self.budget = budget_bytes
-        self.entries: OrderedDict[Any, RefArrays] = OrderedDict()
-
-    def get(self, key: Any) -> RefArrays | None:
-        if key in self.entries:
-            self.entries.move_to_end(key)
-            return self.entries[key]
-        return None
-
-    def put(self, key: Any, arrays: RefArrays) -> None:
-        self.entries[key] = arrays
-        while len(self.entries) > 1 and self._bytes() > self.budget:
-            self.entries.popitem(last=False)
-
-    def _bytes(self) -> int:
-        return sum(v.nbytes for arrays in self.entries.values() for v in arrays.values())
 
 
 class CpuSession:
@@ -74,7 +54,9 @@ class CpuSession:
         self.host = host if host is not None else host_info()
         self.memory_bytes = int(self.host["memory_bytes"])
         self.libraries: dict[str, ctypes.CDLL] = {}
-        self.refs = ReferenceCache(max(MIN_REFERENCE_BUDGET, self.memory_bytes // 8))
+        self.refs: ReferenceCache[RefArrays] = ReferenceCache(
+            max(MIN_REFERENCE_BUDGET, self.memory_bytes // 8),
+            lambda arrays: sum(v.nbytes for v in arrays.values()))
         self._flusher: cpu_timing.Flusher | None = None
 
     def flusher(self) -> cpu_timing.Flusher:
@@ -116,86 +98,49 @@ def evaluate(session: CpuSession, req: EvalRequest) -> Measurement:
     except (OSError, AttributeError) as exc:
         return replace(base, status=Status.LAUNCH_ERROR, message=f"cannot load kernel: {exc}",
                        seconds=time.perf_counter() - start)
-    return _measure(session, req, HostWorkspace(task.args), fn, base, start)
+    return measure(CpuInstance(session, req, HostWorkspace(task.args), fn), req, base, start)
 
 
-def _measure(session: CpuSession, req: EvalRequest, ws: HostWorkspace, fn: Any,
-             base: Measurement, start: float) -> Measurement:
-    args = ws.call_args()  # the addresses never change: prepare() refills the same buffers
+class CpuInstance:
+    """The candidate loaded in this process with its host arrays: what `measure.measure`
+    drives."""
 
-    def call() -> None:
-        fn(*args)
+    def __init__(self, session: CpuSession, req: EvalRequest, ws: HostWorkspace,
+                 fn: Any) -> None:
+        self.session, self.req, self.ws, self.fn = session, req, ws, fn
+        self.args = ws.call_args()  # the addresses never change: prepare() refills the buffers
 
-    rounds: list[CheckRound] = []
-    ref_seconds = 0.0
-    result = base
-    for index, seed in enumerate(req.check.seeds):
-        phase = "verify" if index == 0 else "reverify"
-        if index == 1 and req.timing is not None:
-            result = _timed(session, req, ws, call, result)
-        check, spent = _check_round(session, req, ws, call, phase, seed)
-        ref_seconds += spent
-        rounds.append(check)
-        if check.status is not Status.OK:
-            return replace(result, status=check.status, message=f"{phase}: {check.message}",
-                           checks=tuple(rounds), timing=None, reference_seconds=ref_seconds,
-                           seconds=time.perf_counter() - start)
-    if len(req.check.seeds) < 2 and req.timing is not None:
-        result = _timed(session, req, ws, call, result)
-    return replace(result, checks=tuple(rounds), reference_seconds=ref_seconds,
-                   seconds=time.perf_counter() - start)
+    def call(self) -> None:
+        self.fn(*self.args)
 
+    def prepare(self, seed: int) -> None:
+        self.ws.prepare(seed)
 
-def _timed(session: CpuSession, req: EvalRequest, ws: HostWorkspace, call: Callable[[], None],
-           result: Measurement) -> Measurement:
-    cfg = req.timing
-    assert cfg is not None
-    ws.prepare(req.check.seeds[0] if req.check.seeds else 1)  # never time on poison or zeros
-    flush = session.flusher() if cfg.flush_l2 else None
-    stats = cpu_timing.time_call(call, ws.restore_inouts, flush, cfg)
-    copy_us = (cpu_timing.time_copy(session.flusher(), req.task.bytes_moved, session.memory_bytes)
-               if cfg.copy_reference else None)
-    return replace(result, timing=stats, copy_us=copy_us)
+    def reference(self, seed: int) -> RefArrays:
+        return self.session.refs.computed(reference_key(self.req, seed), self._compute)
 
-
-def _check_round(session: CpuSession, req: EvalRequest, ws: HostWorkspace,
-                 call: Callable[[], None], phase: str, seed: int) -> tuple[CheckRound, float]:
-    ws.prepare(seed)
-    t0 = time.perf_counter()
-    try:
-        refs = _reference(session, req, ws, seed)  # before the call: inouts still hold inputs
-    except ReferenceFailure as exc:
-        return CheckRound(phase, seed, Status.REFERENCE_ERROR, message=str(exc)), 0.0
-    spent = time.perf_counter() - t0
-    call()
-    tolerances = {name: (atol, rtol) for name, atol, rtol in req.check.tolerances}
-    outputs, guards, mutated = run_checks(ws, refs, tolerances)
-    status, message = classify_check(outputs, guards, mutated, req.check.max_bad_fraction)
-    return CheckRound(phase, seed, status, outputs, guards, mutated, message), spent
-
-
-def _reference(session: CpuSession, req: EvalRequest, ws: HostWorkspace, seed: int) -> RefArrays:
-    ref = req.reference
-    if ref.kind in FUNCTION_KINDS and ref.function:
-        identity: tuple[Any, ...] = (ref.kind, ref.function, ref.base_dir)
-    elif ref.kind == "kernel" and ref.kernel is not None:
-        identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol)
-    else:
-        raise ReferenceFailure(f"reference kind {ref.kind!r} needs a function ("
-                               f"{', '.join(FUNCTION_KINDS)}) or a kernel (kernel)")
-    key = (identity, tuple(sorted(req.task.dims.items())), seed,
-           tuple((a.name, a.dtype, a.shape, a.init, a.value) for a in req.task.args))
-    cached = session.refs.get(key)
-    if cached is not None:
-        return cached
-    if ref.kernel is not None and ref.kind == "kernel":
-        arrays = kernel_reference(session, ws, ref.kernel)
-    else:
+    def _compute(self) -> RefArrays:
+        ref = self.req.reference
+        if ref.kernel is not None and ref.kind == "kernel":
+            return kernel_reference(self.session, self.ws, ref.kernel)
         assert ref.function is not None
         fn = load_reference(ref.kind, ref.function, ref.base_dir, on_gpu=False)
-        arrays = numpy_reference(ws, fn, ref.kind)
-    session.refs.put(key, arrays)
-    return arrays
+        return numpy_reference(self.ws, fn, ref.kind)
+
+    def run(self) -> None:
+        self.call()
+
+    def check(self, refs: RefArrays, tolerances: dict[str, tuple[float, float]]
+              ) -> tuple[tuple[OutputCheck, ...], Counts, Counts]:
+        return run_checks(self.ws, refs, tolerances)
+
+    def time(self, cfg: TimingConfig) -> tuple[TimingStats, float | None]:
+        flush = self.session.flusher() if cfg.flush_l2 else None
+        stats = cpu_timing.time_call(self.call, self.ws.restore_inouts, flush, cfg)
+        copy_us = (cpu_timing.time_copy(self.session.flusher(), self.req.task.bytes_moved,
+                                        self.session.memory_bytes)
+                   if cfg.copy_reference else None)
+        return stats, copy_us
 
 
 def numpy_reference(ws: HostWorkspace, fn: Callable[..., Any], library: str = "numpy"

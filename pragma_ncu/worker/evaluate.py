@@ -7,12 +7,19 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from pragma_ncu.measurement import CheckRound, Measurement, Status, classify_check
+from pragma_ncu.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.stats import TimingStats
 from pragma_ncu.worker import checks, timing
 from pragma_ncu.worker.device_reference import device_reference
 from pragma_ncu.worker.gpu import CudaFailure, Gpu
-from pragma_ncu.worker.protocol import EvalRequest, ReferenceSpec
-from pragma_ncu.worker.reference import FUNCTION_KINDS, load_reference
+from pragma_ncu.worker.measure import measure
+from pragma_ncu.worker.protocol import EvalRequest, ReferenceSpec, TimingConfig
+from pragma_ncu.worker.reference import (
+    FUNCTION_KINDS,
+    ReferenceCache,
+    load_reference,
+    reference_key,
+)
 from pragma_ncu.worker.workspace import Workspace
 
 
@@ -21,7 +28,8 @@ class Session:
 
     def __init__(self, gpu: Gpu) -> None:
         self.gpu = gpu
-        self.refs = checks.ReferenceCache(gpu, gpu.memory_free() // 4)
+        self.refs: ReferenceCache[checks.RefBuffers] = ReferenceCache(
+            gpu.memory_free() // 4, checks.buffers_bytes, lambda old: checks.free(gpu, old))
         self.flushers: dict[str, timing.Flusher] = {}
 
     def flusher(self, harness: str) -> timing.Flusher:
@@ -52,7 +60,7 @@ def evaluate(session: Session, req: EvalRequest) -> Measurement:
     ws = None
     try:
         ws = Workspace(gpu, req.harness, task.args)
-        return _measure(session, req, ws, kernel, base, start)
+        return measure(GpuInstance(session, req, ws, kernel), req, base, start)
     except CudaFailure as exc:
         status = Status.RUNTIME_ERROR if exc.fatal else Status.LAUNCH_ERROR
         return replace(base, status=status, message=str(exc), extra={"fatal": exc.fatal},
@@ -63,88 +71,53 @@ def evaluate(session: Session, req: EvalRequest) -> Measurement:
                 ws.close()
 
 
-def _measure(session: Session, req: EvalRequest, ws: Workspace, kernel: Any, base: Measurement,
-             start: float) -> Measurement:
-    gpu, cand = session.gpu, req.candidate
+class GpuInstance:
+    """The candidate loaded on the GPU with its workspace: what `measure.measure` drives."""
 
-    def launch(overrides: dict[str, int] | None = None, target: Any = None) -> None:
-        gpu.launch(kernel, cand.launch.grid, cand.launch.block, cand.launch.shared_mem,
-                   *ws.kernel_args(overrides), target=target)
+    def __init__(self, session: Session, req: EvalRequest, ws: Workspace, kernel: Any) -> None:
+        self.session, self.req, self.ws, self.kernel = session, req, ws, kernel
 
-    rounds: list[CheckRound] = []
-    ref_seconds = 0.0
-    result = base
-    for index, seed in enumerate(req.check.seeds):
-        phase = "verify" if index == 0 else "reverify"
-        if index == 1 and req.timing is not None:
-            result = _timed(session, req, ws, launch, result)
-        check, spent = _check_round(session, req, ws, launch, phase, seed)
-        ref_seconds += spent
-        rounds.append(check)
-        if check.status is not Status.OK:
-            return replace(result, status=check.status, message=f"{phase}: {check.message}",
-                           checks=tuple(rounds), timing=None, reference_seconds=ref_seconds,
-                           seconds=time.perf_counter() - start)
-    if len(req.check.seeds) < 2 and req.timing is not None:
-        result = _timed(session, req, ws, launch, result)
-    return replace(result, checks=tuple(rounds), reference_seconds=ref_seconds,
-                   seconds=time.perf_counter() - start)
+    def launch(self, overrides: dict[str, int] | None = None, target: Any = None) -> None:
+        launch = self.req.candidate.launch
+        self.session.gpu.launch(self.kernel, launch.grid, launch.block, launch.shared_mem,
+                                *self.ws.kernel_args(overrides), target=target)
 
+    def prepare(self, seed: int) -> None:
+        self.ws.prepare(seed)
 
-def _timed(session: Session, req: EvalRequest, ws: Workspace, launch: Any,
-           result: Measurement) -> Measurement:
-    assert req.timing is not None
-    flusher = session.flusher(req.harness)
-    ws.prepare(req.check.seeds[0])
-    stats = timing.time_launch(session.gpu, ws, launch, flusher, req.timing)
-    # A copy is timed one launch at a time, so it is only comparable with the same mode.
-    copy_us = (timing.time_copy(session.gpu, flusher, req.task.bytes_moved)
-               if req.timing.copy_reference and stats.mode == "events" else None)
-    return replace(result, timing=stats, copy_us=copy_us)
+    def reference(self, seed: int) -> checks.RefBuffers:
+        try:
+            return self.session.refs.computed(reference_key(self.req, seed), self._compute)
+        except CudaFailure as exc:
+            if exc.fatal:
+                raise
+            raise checks.ReferenceFailure(str(exc)) from None
 
-
-def _check_round(session: Session, req: EvalRequest, ws: Workspace, launch: Any, phase: str,
-                 seed: int) -> tuple[CheckRound, float]:
-    ws.prepare(seed)
-    t0 = time.perf_counter()
-    try:
-        refs = _reference(session, req, ws, seed)
-    except (checks.ReferenceFailure, CudaFailure) as exc:
-        if isinstance(exc, CudaFailure) and exc.fatal:
-            raise
-        return CheckRound(phase, seed, Status.REFERENCE_ERROR, message=str(exc)), 0.0
-    spent = time.perf_counter() - t0
-    launch()
-    session.gpu.sync()
-    tolerances = {name: (atol, rtol) for name, atol, rtol in req.check.tolerances}
-    outputs, guards, mutated = checks.run_checks(ws, refs, tolerances)
-    status, message = classify_check(outputs, guards, mutated, req.check.max_bad_fraction)
-    return CheckRound(phase, seed, status, outputs, guards, mutated, message), spent
-
-
-def _reference(session: Session, req: EvalRequest, ws: Workspace, seed: int) -> checks.RefBuffers:
-    ref: ReferenceSpec = req.reference
-    if ref.kind in FUNCTION_KINDS:
-        identity: Any = (ref.kind, ref.function, ref.base_dir)
-    elif ref.kind == "kernel" and ref.kernel is not None:
-        identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol, ref.kernel.launch)
-    else:
-        raise checks.ReferenceFailure(f"unknown reference kind {ref.kind!r}")
-    key = (identity, tuple(sorted(req.task.dims.items())), seed,
-           tuple((a.name, a.dtype, a.shape, a.init, a.value) for a in req.task.args))
-    cached = session.refs.get(key)
-    if cached is not None:
-        return cached
-    if ref.kind in FUNCTION_KINDS:
-        assert ref.function is not None
-        fn = load_reference(ref.kind, ref.function, ref.base_dir)
-        buffers = (checks.numpy_reference(ws, fn) if ref.kind == "numpy"
-                   else device_reference(ws, fn, ref.kind))
-    else:
+    def _compute(self) -> checks.RefBuffers:
+        ref: ReferenceSpec = self.req.reference
+        if ref.kind in FUNCTION_KINDS:
+            assert ref.function is not None
+            fn = load_reference(ref.kind, ref.function, ref.base_dir)
+            return (checks.numpy_reference(self.ws, fn) if ref.kind == "numpy"
+                    else device_reference(self.ws, fn, ref.kind))
         assert ref.kernel is not None
-        buffers = checks.kernel_reference(ws, ref.kernel)
-    session.refs.put(key, buffers)
-    return buffers
+        return checks.kernel_reference(self.ws, ref.kernel)
+
+    def run(self) -> None:
+        self.launch()
+        self.session.gpu.sync()
+
+    def check(self, refs: checks.RefBuffers, tolerances: dict[str, tuple[float, float]]
+              ) -> tuple[tuple[OutputCheck, ...], checks.Counts, checks.Counts]:
+        return checks.run_checks(self.ws, refs, tolerances)
+
+    def time(self, cfg: TimingConfig) -> tuple[TimingStats, float | None]:
+        flusher = self.session.flusher(self.req.harness)
+        stats = timing.time_launch(self.session.gpu, self.ws, self.launch, flusher, cfg)
+        # A copy is timed one launch at a time, so it is only comparable with the same mode.
+        copy_us = (timing.time_copy(self.session.gpu, flusher, self.req.task.bytes_moved)
+                   if cfg.copy_reference and stats.mode == "events" else None)
+        return stats, copy_us
 
 
 def launch_for_profile(session: Session, req: EvalRequest, warmup: int, seed: int

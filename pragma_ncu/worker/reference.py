@@ -18,16 +18,19 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from pragma_ncu import dtypes
 from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.worker.protocol import EvalRequest
 
+V = TypeVar("V")
 FUNCTION_KINDS = ("numpy", "torch", "cupy")  # reference kinds that are a Python function
 _PIP = {"torch": "torch", "cupy": "cupy-cuda12x or cupy-cuda13x"}
 _CUPY_ON_CPU = ("a CuPy reference runs on the GPU, and this worker runs a C/C++ kernel on the "
@@ -36,6 +39,53 @@ _CUPY_ON_CPU = ("a CuPy reference runs on the GPU, and this worker runs a C/C++ 
 
 class ReferenceFailure(Exception):
     """The reference could not be computed (import failure, exception, wrong output shape)."""
+
+
+class ReferenceCache(Generic[V]):
+    """Reference outputs by `reference_key`, least recently used first out once they take more
+    than `budget_bytes` (the newest entry always stays). `size` tells an entry's bytes and
+    `release` frees one that goes (device memory on the GPU; nothing for host arrays)."""
+
+    def __init__(self, budget_bytes: int, size: Callable[[V], int],
+                 release: Callable[[V], None] = lambda _: None) -> None:
+        self.budget, self.size, self.release = budget_bytes, size, release
+        self.entries: OrderedDict[Hashable, V] = OrderedDict()
+
+    def get(self, key: Hashable) -> V | None:
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        return None
+
+    def put(self, key: Hashable, value: V) -> None:
+        self.entries[key] = value
+        while len(self.entries) > 1 and sum(map(self.size, self.entries.values())) > self.budget:
+            _, old = self.entries.popitem(last=False)
+            self.release(old)
+
+    def computed(self, key: Hashable, compute: Callable[[], V]) -> V:
+        """The cached value of `key`, or `compute()` cached now."""
+        found = self.get(key)
+        if found is None:
+            found = compute()
+            self.put(key, found)
+        return found
+
+
+def reference_key(req: EvalRequest, seed: int) -> Hashable:
+    """What a reference output depends on: the reference itself (a function, or a kernel and
+    its launch), the shape's dims, the seed and the arguments; ReferenceFailure for a request
+    that names neither a function nor a kernel."""
+    ref = req.reference
+    if ref.kind in FUNCTION_KINDS and ref.function:
+        identity: tuple[Any, ...] = (ref.kind, ref.function, ref.base_dir)
+    elif ref.kind == "kernel" and ref.kernel is not None:
+        identity = ("kernel", ref.kernel.cubin, ref.kernel.symbol, ref.kernel.launch)
+    else:
+        raise ReferenceFailure(f"reference kind {ref.kind!r} needs a function ("
+                               f"{', '.join(FUNCTION_KINDS)}) or a kernel (kernel)")
+    return (identity, tuple(sorted(req.task.dims.items())), seed,
+            tuple((a.name, a.dtype, a.shape, a.init, a.value) for a in req.task.args))
 
 
 def load_function(function: str, base_dir: str | None) -> Callable[..., Any]:
