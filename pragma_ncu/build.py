@@ -141,20 +141,26 @@ def local_includes(source: str, folder: Path, seen: set[Path] | None = None) -> 
 
 
 def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
+    return content_key(req, [req.source, req.kernel_name, req.arch, list(req.flags),
+                             list(req.defines), list(req.include_dirs), req.lineinfo,
+                             nvcc.banner,
+                             line_directive(req)])  # the cubin's line table names the file
+
+
+def content_key(req: BuildRequest, parts: list[Any]) -> str:
+    """A build's cache key: `parts` (what the compiler is given and which compiler it is)
+    and the content of every local file the source includes."""
     h = hashlib.sha256()
-    folder = Path(req.source_name).parent
-    parts = [req.source, req.kernel_name, req.arch, list(req.flags), list(req.defines),
-             list(req.include_dirs), req.lineinfo, nvcc.banner,
-             _line_directive(req)]  # the cubin's line table names the source file
     h.update(json.dumps(parts).encode())
-    for path in local_includes(req.source, folder):
+    for path in local_includes(req.source, Path(req.source_name).parent):
         h.update(path.read_bytes())
     return h.hexdigest()
 
 
-def _line_directive(req: BuildRequest) -> str:
-    """With -lineinfo, make the line table name the user's file, not the temporary copy, so
-    that ncu's source view (and `explain`'s hot lines) can find it."""
+def line_directive(req: BuildRequest) -> str:
+    """With line tables (-lineinfo, -g), make them name the user's file, not the temporary
+    copy, so that ncu's source view, perf's and cachegrind's lines and `explain`'s hot lines
+    can find it."""
     if not req.lineinfo or not req.source_name:
         return ""
     path = str(Path(req.source_name).resolve()).replace("\\", "\\\\").replace('"', '\\"')
@@ -165,12 +171,16 @@ def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> lis
     cmd = [nvcc.path, f"-arch={req.arch}", "-cubin", "-Xptxas", "-v", "-o", str(out)]
     if req.lineinfo:
         cmd.append("-lineinfo")
-    cmd += [f"-D{k}={v}" for k, v in req.defines]
+    return cmd + source_arguments(req, src)
+
+
+def source_arguments(req: BuildRequest, src: Path) -> list[str]:
+    """What every compiler is given after its own options: the macros, the include folders
+    (the request's, then the source's own folder), the spec's flags and the source."""
     folder = Path(req.source_name).parent
-    cmd += [f"-I{d}" for d in (*req.include_dirs, str(folder) if str(folder) else ".")]
-    cmd += list(req.flags)
-    cmd.append(str(src))
-    return cmd
+    return [*(f"-D{k}={v}" for k, v in req.defines),
+            *(f"-I{d}" for d in (*req.include_dirs, str(folder) if str(folder) else ".")),
+            *req.flags, str(src)]
 
 
 def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
@@ -204,29 +214,59 @@ def cached_build(key: str, cache: BuildCache,
     return result
 
 
-def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
-    src = tmp / "kernel.cu"
-    src.write_text(_line_directive(req) + req.source)
-    cmd = nvcc_command(req, nvcc, src, tmp / "kernel.cubin")
+@dataclass(frozen=True)
+class Compiled:
+    """One compiler run: its messages (the temporary file named as the user's), its exit
+    status (-1 when it ran out of time), how long it took and what ran."""
+
+    log: str
+    returncode: int
+    seconds: float
+    command: tuple[str, ...]
+
+    def result(self, req: BuildRequest, key: str, status: str, **fields: Any) -> BuildResult:
+        """The BuildResult of this run (`fields`: symbol, cubin_path, resources, entries; a
+        failure's are None)."""
+        values: dict[str, Any] = dict(symbol=None, cubin_path=None, resources=None,
+                                      log=self.log)
+        return BuildResult(status=status, kernel_name=req.kernel_name, arch=req.arch,
+                           command=self.command, key=key, seconds=self.seconds,
+                           **{**values, **fields})
+
+
+def run_compiler(req: BuildRequest, src: Path, command: list[str], tool: str,
+                 timeout_s: float) -> Compiled:
+    """Write `req`'s source to `src` (behind its #line directive) and run `command` on it:
+    the one compile step of every backend's build."""
+    src.write_text(line_directive(req) + req.source)
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
         log, rc = (proc.stdout + proc.stderr).replace(str(src), req.source_name), proc.returncode
     except subprocess.TimeoutExpired:
-        log, rc = f"nvcc did not finish within {COMPILE_TIMEOUT_S} s", -1
-    seconds = time.perf_counter() - start
-    common: dict[str, Any] = dict(kernel_name=req.kernel_name, arch=req.arch,
-                                  command=tuple(cmd), key=key, seconds=seconds, log=log)
-    if rc != 0:
-        return BuildResult(status="compile_error", symbol=None, cubin_path=None, resources=None,
-                           **common)
-    per_entry = parse_ptxas(log)
+        log, rc = f"{tool} did not finish within {timeout_s:g} s", -1
+    return Compiled(log, rc, time.perf_counter() - start, tuple(command))
+
+
+def failed_build(kernel_name: str, arch: str, message: str) -> BuildResult:
+    """A build that never reached the compiler (the template did not render)."""
+    return BuildResult(status="compile_error", kernel_name=kernel_name, symbol=None,
+                       cubin_path=None, resources=None, log=message, arch=arch, command=(),
+                       key="")
+
+
+def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
+    src = tmp / "kernel.cu"
+    run = run_compiler(req, src, nvcc_command(req, nvcc, src, tmp / "kernel.cubin"), "nvcc",
+                       COMPILE_TIMEOUT_S)
+    if run.returncode != 0:
+        return run.result(req, key, "compile_error")
+    per_entry = parse_ptxas(run.log)
     symbol = find_symbol(req.kernel_name, list(per_entry))
     if symbol is None:
-        return BuildResult(status="kernel_not_found", symbol=None, cubin_path=None,
-                           resources=None, entries=tuple(per_entry), **common)
-    return BuildResult(status="ok", symbol=symbol, cubin_path=str(entry / "kernel.cubin"),
-                       resources=per_entry[symbol], entries=tuple(per_entry), **common)
+        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry))
+    return run.result(req, key, "ok", symbol=symbol, cubin_path=str(entry / "kernel.cubin"),
+                      resources=per_entry[symbol], entries=tuple(per_entry))
 
 
 def build_many(reqs: Sequence[BuildRequest], nvcc: NvccInfo, cache: BuildCache,

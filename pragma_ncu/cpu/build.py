@@ -9,24 +9,22 @@ identity, and the host CPU when a flag tunes for it); an error is a result, not 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import platform
 import re
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from pragma_ncu.build import (
     BuildCache,
     BuildRequest,
     BuildResult,
     cached_build,
-    local_includes,
+    content_key,
+    run_compiler,
+    source_arguments,
 )
 from pragma_ncu.errors import ToolchainError
 from pragma_ncu.settings import Settings
@@ -68,14 +66,10 @@ def _info(path: str) -> CompilerInfo:
 
 
 def cache_key(req: BuildRequest, cc: CompilerInfo) -> str:
-    h = hashlib.sha256()
     native = any("native" in f for f in req.flags)  # -march=native builds for this CPU only
-    parts = [req.source, req.source_name, req.kernel_name, list(req.flags), list(req.defines),
-             list(req.include_dirs), cc.banner, cc.path, host_cpu() if native else ""]
-    h.update(json.dumps(parts).encode())
-    for path in local_includes(req.source, Path(req.source_name).parent):
-        h.update(path.read_bytes())
-    return h.hexdigest()
+    return content_key(req, [req.source, req.source_name, req.kernel_name, list(req.flags),
+                             list(req.defines), list(req.include_dirs), cc.banner, cc.path,
+                             host_cpu() if native else ""])
 
 
 @lru_cache(maxsize=1)
@@ -92,13 +86,7 @@ def host_cpu() -> str:
 
 def compile_command(req: BuildRequest, cc: CompilerInfo, src: Path, out: Path) -> list[str]:
     # -g: line tables for cachegrind's and perf's per-line counts; it does not change the code
-    cmd = [cc.path, "-shared", "-fPIC", "-g", "-o", str(out)]
-    cmd += [f"-D{k}={v}" for k, v in req.defines]
-    folder = Path(req.source_name).parent
-    cmd += [f"-I{d}" for d in (*req.include_dirs, str(folder) if str(folder) else ".")]
-    cmd += list(req.flags)
-    cmd.append(str(src))
-    return cmd
+    return [cc.path, "-shared", "-fPIC", "-g", "-o", str(out), *source_arguments(req, src)]
 
 
 def build(req: BuildRequest, cc: CompilerInfo, cache: BuildCache) -> BuildResult:
@@ -109,31 +97,17 @@ def build(req: BuildRequest, cc: CompilerInfo, cache: BuildCache) -> BuildResult
 
 def _compile(req: BuildRequest, cc: CompilerInfo, key: str, tmp: Path,
              entry: Path) -> BuildResult:
-    name = Path(req.source_name.removesuffix(".j2")).name or "kernel.c"
-    src = tmp / name
-    # the line tables name the user's file, so hot lines point at something that exists
-    user = str(Path(req.source_name).resolve()).replace("\\", "\\\\").replace('"', '\\"')
-    src.write_text(f'#line 1 "{user}"\n' + req.source)
-    cmd = compile_command(req, cc, src, tmp / "kernel.so")
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-        log, rc = (proc.stdout + proc.stderr).replace(str(src), req.source_name), proc.returncode
-    except subprocess.TimeoutExpired:
-        log, rc = f"the compiler did not finish within {COMPILE_TIMEOUT_S} s", -1
-    common: dict[str, Any] = dict(kernel_name=req.kernel_name, arch=req.arch,
-                                  command=tuple(cmd), key=key,
-                  seconds=time.perf_counter() - start, log=log, resources=None)
-    if rc != 0:
-        return BuildResult(status="compile_error", symbol=None, cubin_path=None, **common)
+    src = tmp / (Path(req.source_name.removesuffix(".j2")).name or "kernel.c")
+    run = run_compiler(req, src, compile_command(req, cc, src, tmp / "kernel.so"),
+                       "the compiler", COMPILE_TIMEOUT_S)
+    if run.returncode != 0:
+        return run.result(req, key, "compile_error")
     exported = exported_functions(tmp / "kernel.so", cc.nm)
     if exported is not None and req.kernel_name not in exported:
-        return BuildResult(status="kernel_not_found", symbol=None, cubin_path=None,
-                           entries=tuple(sorted(exported)),
-                           **{**common, "log": log + _not_found(req.kernel_name, exported)})
-    return BuildResult(status="ok", symbol=req.kernel_name,
-                       cubin_path=str(entry / "kernel.so"),
-                       entries=tuple(sorted(exported or ())), **common)
+        return run.result(req, key, "kernel_not_found", entries=tuple(sorted(exported)),
+                          log=run.log + _not_found(req.kernel_name, exported))
+    return run.result(req, key, "ok", symbol=req.kernel_name,
+                      cubin_path=str(entry / "kernel.so"), entries=tuple(sorted(exported or ())))
 
 
 def exported_functions(so: Path, nm: str | None) -> set[str] | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildCache, BuildResult, build
+from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, failed_build
 from pragma_ncu.errors import TemplateError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.runner import Runner
@@ -63,28 +63,24 @@ class Evaluator(Protocol):
         ...
 
 
-def failed_build(kernel_name: str, arch: str, message: str) -> BuildResult:
-    """A build that never reached nvcc (the template did not render)."""
-    return BuildResult(status="compile_error", kernel_name=kernel_name, symbol=None,
-                       cubin_path=None, resources=None, log=message, arch=arch, command=(),
-                       key="")
+class CompiledEvaluator:
+    """What every evaluator that compiles a point and measures it in a worker does the same
+    way: render the template, compile (through `compile`, the backend's compiler), and send
+    verify-and-time orders with the reference the spec names, or else the reference kernel at
+    its defaults (a rewrite is checked against the user's original, never against itself)."""
 
-
-class GpuEvaluator:
-    """Compiles with nvcc (cached) and measures in the runner's worker process."""
-
-    def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, nvcc: NvccInfo,
-                 arch: str, harness: BuildResult, limits: Limits,
-                 phases: Phases | None = None, reference: TaskSpec | None = None) -> None:
-        self.spec, self.settings, self.runner, self.nvcc = spec, settings, runner, nvcc
-        # without a NumPy reference, this kernel at its defaults is the reference (a rewrite
-        # is checked against the user's original, never against itself)
+    def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, arch: str,
+                 harness: BuildResult | None, limits: Limits, phases: Phases,
+                 reference: TaskSpec | None = None) -> None:
+        self.spec, self.settings, self.runner = spec, settings, runner
         self.reference = reference or spec
-        self.arch, self.harness, self.limits = arch, harness, limits
-        self.phases = phases or Phases()
-        self.cache = BuildCache(settings.cache_dir / "build")
+        self.arch, self.harness, self.limits, self.phases = arch, harness, limits, phases
         self.source = tasks.read_source(spec)
         self._original: BuildResult | None = None
+
+    def compile(self, spec: TaskSpec, req: BuildRequest) -> BuildResult:
+        """The backend's compile of one request (cached)."""
+        raise NotImplementedError
 
     def build(self, point: Point) -> BuildResult:
         return self._build(self.spec, point, self.source)
@@ -95,7 +91,7 @@ class GpuEvaluator:
                                       render_dir=self.settings.cache_dir / "rendered")
         except TemplateError as exc:
             return failed_build(spec.kernel_name, self.arch, str(exc))
-        return build(req, self.nvcc, self.cache)
+        return self.compile(spec, req)
 
     def measure(self, point: Point, built: BuildResult, shape: Shape,
                 phase: str) -> Measurement:
@@ -107,7 +103,8 @@ class GpuEvaluator:
         return self.runner.evaluate(req)
 
     def _reference_kernel(self, shape: Shape) -> KernelRef | None:
-        """Without a NumPy reference, the reference kernel at its defaults is the reference."""
+        """Without a reference function, the reference kernel at its defaults is the
+        reference."""
         if self.spec.reference.function:
             return None
         if self._original is None:
@@ -116,3 +113,18 @@ class GpuEvaluator:
                 raise TemplateError(f"the kernel at its default parameters does not build, so "
                                     f"it cannot serve as the reference:\n{self._original.log}")
         return tasks.kernel_ref(self._original, self.reference.resolve(shape, {}))
+
+
+class GpuEvaluator(CompiledEvaluator):
+    """Compiles with nvcc (cached) and measures in the runner's worker process."""
+
+    def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, nvcc: NvccInfo,
+                 arch: str, harness: BuildResult, limits: Limits,
+                 phases: Phases | None = None, reference: TaskSpec | None = None) -> None:
+        super().__init__(spec, settings, runner, arch, harness, limits, phases or Phases(),
+                         reference)
+        self.nvcc = nvcc
+        self.cache = BuildCache(settings.cache_dir / "build")
+
+    def compile(self, spec: TaskSpec, req: BuildRequest) -> BuildResult:
+        return build(req, self.nvcc, self.cache)

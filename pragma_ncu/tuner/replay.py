@@ -17,10 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.build import BuildResult, KernelResources
+from pragma_ncu.build import BuildResult, KernelResources, failed_build
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.evaluator import failed_build
 from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.tuner.model import Evaluation
 from pragma_ncu.tuner.space import Point, point_key

@@ -17,13 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pragma_ncu.build import BuildResult, KernelResources
+from pragma_ncu.build import BuildResult, KernelResources, failed_build
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.model import KernelProfile, Profile, profile_from_json
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.tune.backend import Profiled
-from pragma_ncu.tuner.evaluator import failed_build
 from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.tuner.model import Evaluation
 from pragma_ncu.tuner.space import Point, point_key
