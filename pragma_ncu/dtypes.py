@@ -15,6 +15,7 @@ class DType:
     is_float: bool
     atol: float  # default tolerance against a higher-precision reference
     rtol: float
+    c_type: str | None = None  # its C type, where C has a portable one (not for fp16, bf16)
 
     @property
     def numpy_storage(self) -> np.dtype:
@@ -35,14 +36,14 @@ _DTYPES = {
     for d in (
         DType("fp16", 2, "float16", True, 1e-2, 1e-2),
         DType("bf16", 2, "uint16", True, 2e-2, 2e-2),
-        DType("fp32", 4, "float32", True, 1e-5, 1e-4),
-        DType("fp64", 8, "float64", True, 1e-10, 1e-9),
-        DType("int8", 1, "int8", False, 0.0, 0.0),
-        DType("uint8", 1, "uint8", False, 0.0, 0.0),
-        DType("int32", 4, "int32", False, 0.0, 0.0),
-        DType("uint32", 4, "uint32", False, 0.0, 0.0),
-        DType("int64", 8, "int64", False, 0.0, 0.0),
-        DType("uint64", 8, "uint64", False, 0.0, 0.0),
+        DType("fp32", 4, "float32", True, 1e-5, 1e-4, "float"),
+        DType("fp64", 8, "float64", True, 1e-10, 1e-9, "double"),
+        DType("int8", 1, "int8", False, 0.0, 0.0, "int8_t"),
+        DType("uint8", 1, "uint8", False, 0.0, 0.0, "uint8_t"),
+        DType("int32", 4, "int32", False, 0.0, 0.0, "int32_t"),
+        DType("uint32", 4, "uint32", False, 0.0, 0.0, "uint32_t"),
+        DType("int64", 8, "int64", False, 0.0, 0.0, "int64_t"),
+        DType("uint64", 8, "uint64", False, 0.0, 0.0, "uint64_t"),
     )
 }
 
@@ -54,6 +55,11 @@ _ALIASES = {
 
 def dtype_names() -> list[str]:
     return list(_DTYPES)
+
+
+def c_types() -> dict[str, str]:
+    """The dtypes C has a portable type for, and that type: 'fp32' -> 'float', ..."""
+    return {d.name: d.c_type for d in _DTYPES.values() if d.c_type}
 
 
 def lookup(name: str) -> DType | None:

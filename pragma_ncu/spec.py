@@ -12,18 +12,59 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from pragma_ncu import expr
+from pragma_ncu import dtypes, expr
 from pragma_ncu.dtypes import DType
 from pragma_ncu.errors import ExpressionError, SpecError
 
 ParamValue = int | float | bool | str
-CPU_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++")  # C/C++ sources run on the CPU
+
+
+@dataclass(frozen=True)
+class SpecRules:
+    """What a target asks of a spec beyond what every spec says, applied by the one validator
+    (`specfile`): the sources it takes (by suffix; a `.j2` template of one too), whether the
+    spec must give a [launch] (a C function has no launch geometry), the dtypes its arguments
+    may have (None: all) and why, and, when it refuses C++ template arguments, why."""
+
+    target: str
+    suffixes: tuple[str, ...]
+    launch_required: bool = True
+    dtypes: tuple[str, ...] | None = None
+    dtypes_reason: str = ""
+    template_args_refused: str = ""
+
+
+# The built-in targets' rules: a spec is read before any backend is loaded, so the spec layer
+# knows them; `pragma_ncu.backends.register` adds the rules of a target registered later.
+CUDA_RULES = SpecRules("cuda", (".cu",))
+CPU_RULES = SpecRules(
+    "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False,
+    dtypes=tuple(dtypes.c_types()), dtypes_reason="a type with a C equivalent on the CPU",
+    template_args_refused="no template arguments: a CPU kernel is a C function (declare C++ "
+                          "ones extern \"C\")")
+_RULES: dict[str, SpecRules] = {r.target: r for r in (CUDA_RULES, CPU_RULES)}
+
+
+def register_rules(rules: SpecRules) -> None:
+    """Make a target's sources known to the validator (a target of that name is replaced)."""
+    _RULES[rules.target] = rules
+
+
+def rules_of(source: Path) -> SpecRules:
+    """The rules of the target that takes `source` (foo.cpp, foo.c.j2, ...); CUDA for a suffix
+    no target claims, as a .cu file's."""
+    suffix = Path(source.name.removesuffix(".j2")).suffix.lower()
+    return next((r for r in reversed(_RULES.values()) if suffix in r.suffixes), CUDA_RULES)
 
 
 def target_of(source: Path) -> str:
-    """'cpu' for a C/C++ source (foo.cpp, foo.c.j2), else 'gpu' (CUDA)."""
-    name = source.name.removesuffix(".j2")
-    return "cpu" if Path(name).suffix.lower() in CPU_SUFFIXES else "gpu"
+    """The name of the target that builds and runs `source`: 'cpu' for C/C++, 'cuda' for .cu."""
+    return rules_of(source).target
+
+
+def source_suffixes() -> tuple[str, ...]:
+    """Every source suffix a target takes."""
+    return tuple(s for r in _RULES.values() for s in r.suffixes)
 
 
 class Role(StrEnum):
@@ -140,7 +181,8 @@ class TaskSpec:
 
     @property
     def target(self) -> str:
-        """'cpu' for a C/C++ function built with the system compiler, 'gpu' for CUDA."""
+        """The target that builds and runs the kernel: 'cuda', 'cpu' (a C/C++ function built
+        with the system compiler), or a registered one."""
         return target_of(self.source_path)
 
     @property

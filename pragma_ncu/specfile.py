@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import dtypes, expr
-from pragma_ncu.cpu import abi
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
@@ -20,9 +19,10 @@ from pragma_ncu.spec import (
     Reference,
     Role,
     Shape,
+    SpecRules,
     TaskSpec,
     Tolerance,
-    target_of,
+    rules_of,
 )
 
 _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics",
@@ -75,19 +75,19 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     if not isinstance(source_name, str):
         raise SpecError(w, "kernel.source", "a path to the .cu file (string)", source_name)
     source = kernel_path or spec_path.parent / source_name
-    flags = tuple(_str_list(kernel.get("flags", []), w, "kernel.flags"))
-    params = _parse_params(_table(data, "params", w), w)
-    cpu = target_of(Path(source)) == "cpu"
-    launch = (LaunchSpec(("1",), ("1",)) if cpu and "launch" not in data
-              else _parse_launch(_table(data, "launch", w, required=True), w))
+    flags = tuple(str_list(kernel.get("flags", []), w, "kernel.flags"))
+    params = parse_params(_table(data, "params", w), w)
+    rules = rules_of(Path(source))
+    launch = (LaunchSpec(("1",), ("1",)) if not rules.launch_required and "launch" not in data
+              else parse_launch(_table(data, "launch", w, required=True), w))
     args = _parse_args(data.get("args"), w)
     shapes = _parse_shapes(data.get("shapes"), w)
     metrics = _table(data, "metrics", w)
     tune = _table(data, "tune", w)
-    template_args = tuple(_str_list(kernel.get("template_args", []), w, "kernel.template_args"))
-    restrictions = tuple(_expr_text(r, w, f"tune.restrictions[{i}]") for i, r in
-                         enumerate(_str_list(tune.get("restrictions", []), w,
-                                             "tune.restrictions")))
+    template_args = tuple(str_list(kernel.get("template_args", []), w, "kernel.template_args"))
+    restrictions = tuple(expr_text(r, w, f"tune.restrictions[{i}]") for i, r in
+                         enumerate(str_list(tune.get("restrictions", []), w,
+                                            "tune.restrictions")))
     spec = TaskSpec(
         kernel_name=name, source_path=Path(source), spec_path=spec_path, launch=launch,
         args=args, shapes=shapes, flags=flags, params=params,
@@ -98,9 +98,8 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
         restrictions=restrictions,
     )
     _check_names(spec, w)
-    _check_template_args(spec, w)
-    if cpu:
-        _check_cpu(spec, w)
+    check_template_args({p.name for p in spec.params}, spec.template_args, spec.is_jinja, w)
+    _check_target(spec, rules, w)
     return spec
 
 
@@ -157,13 +156,13 @@ def _str(table: dict[str, Any], key: str, w: str, field: str) -> str:
     return value
 
 
-def _str_list(value: Any, w: str, field: str) -> list[str]:
+def str_list(value: Any, w: str, field: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SpecError(w, field, "a list of strings", value)
     return value
 
 
-def _expr_text(value: Any, w: str, field: str) -> str:
+def expr_text(value: Any, w: str, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SpecError(w, field, "an expression (string) or a number", value)
     text = str(value)
@@ -175,17 +174,17 @@ def _expr_text(value: Any, w: str, field: str) -> str:
 
 
 def _opt_expr(table: dict[str, Any], key: str, w: str) -> str | None:
-    return _expr_text(table[key], w, f"metrics.{key}") if key in table else None
+    return expr_text(table[key], w, f"metrics.{key}") if key in table else None
 
 
 def _expr_list(value: Any, w: str, field: str) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     if not 1 <= len(items) <= 3:
         raise SpecError(w, field, "1 to 3 expressions", value)
-    return tuple(_expr_text(v, w, f"{field}[{i}]") for i, v in enumerate(items))
+    return tuple(expr_text(v, w, f"{field}[{i}]") for i, v in enumerate(items))
 
 
-def _parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
+def parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
     params = []
     for name, value in table.items():
         field = f"params.{name}"
@@ -216,14 +215,14 @@ def _scalar(value: Any, w: str, field: str) -> int | float | bool | str:
     return value
 
 
-def _parse_launch(table: dict[str, Any], w: str) -> LaunchSpec:
+def parse_launch(table: dict[str, Any], w: str) -> LaunchSpec:
     for key in ("grid", "block"):
         if key not in table:
             raise SpecError(w, f"launch.{key}", "1 to 3 expressions")
     return LaunchSpec(
         grid=_expr_list(table["grid"], w, "launch.grid"),
         block=_expr_list(table["block"], w, "launch.block"),
-        shared_mem=_expr_text(table.get("shared_mem", "0"), w, "launch.shared_mem"),
+        shared_mem=expr_text(table.get("shared_mem", "0"), w, "launch.shared_mem"),
     )
 
 
@@ -258,11 +257,11 @@ def _parse_arg(item: dict[str, Any], name: str, w: str, f: str) -> ArgSpec:
     if role == Role.SCALAR:
         if "value" not in item:
             raise SpecError(w, f"{f}.value", "the scalar's value (an expression or a number)")
-        return ArgSpec(name, dtype, role, value=_expr_text(item["value"], w, f"{f}.value"))
+        return ArgSpec(name, dtype, role, value=expr_text(item["value"], w, f"{f}.value"))
     shape = item.get("shape")
     if not isinstance(shape, list) or not shape:
         raise SpecError(w, f"{f}.shape", "a non-empty list of size expressions", shape)
-    dims = tuple(_expr_text(s, w, f"{f}.shape[{j}]") for j, s in enumerate(shape))
+    dims = tuple(expr_text(s, w, f"{f}.shape[{j}]") for j, s in enumerate(shape))
     init = _parse_init(item.get("init"), dtype, w, f) if role != Role.OUTPUT else None
     return ArgSpec(name, dtype, role, shape=dims, init=init)
 
@@ -279,8 +278,8 @@ def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
     if value["dist"] == "randint" and dtype.is_float:
         raise SpecError(w, f"{f}.init.dist", "normal or uniform for a floating-point argument",
                         "randint")
-    a = _expr_text(value[a_key], w, f"{f}.init.{a_key}")
-    b = _expr_text(value[b_key], w, f"{f}.init.{b_key}")
+    a = expr_text(value[a_key], w, f"{f}.init.{a_key}")
+    b = expr_text(value[b_key], w, f"{f}.init.{b_key}")
     return Init(value["dist"], a, b)
 
 
@@ -359,24 +358,26 @@ def _check_names(spec: TaskSpec, w: str) -> None:
                                 f"a value for '{name}' (used in {field})")
 
 
-def _check_cpu(spec: TaskSpec, w: str) -> None:
-    """A C/C++ function takes C types and is found by its C name."""
+def _check_target(spec: TaskSpec, rules: SpecRules, w: str) -> None:
+    """What the kernel's target asks (e.g. a C/C++ function takes C types and is found by its
+    C name)."""
     for i, a in enumerate(spec.args):
-        if not abi.supported(a.dtype.name):
-            raise SpecError(w, f"args[{i}].dtype", "a type with a C equivalent on the CPU ("
-                            + ", ".join(abi.C_TYPES) + ")", a.dtype.name)
-    if spec.template_args:
-        raise SpecError(w, "kernel.template_args", "no template arguments: a CPU kernel is a "
-                        "C function (declare C++ ones extern \"C\")", list(spec.template_args))
+        if rules.dtypes is not None and a.dtype.name not in rules.dtypes:
+            raise SpecError(w, f"args[{i}].dtype", f"{rules.dtypes_reason} ("
+                            + ", ".join(rules.dtypes) + ")", a.dtype.name)
+    if spec.template_args and rules.template_args_refused:
+        raise SpecError(w, "kernel.template_args", rules.template_args_refused,
+                        list(spec.template_args))
 
 
-def _check_template_args(spec: TaskSpec, w: str) -> None:
-    params = {p.name for p in spec.params}
-    for name in spec.template_args:
+def check_template_args(params: set[str], template_args: tuple[str, ...] | list[str],
+                        is_jinja: bool, w: str) -> None:
+    """Template arguments name declared parameters, and a jinja2 source takes none."""
+    for name in template_args:
         if name not in params:
             raise SpecError(w, "kernel.template_args", f"names of [params] ({sorted(params)})",
                             name)
-    if spec.template_args and spec.is_jinja:
+    if template_args and is_jinja:
         raise SpecError(w, "kernel.template_args", "no template_args for a jinja2 (.j2) source "
                         "(write the values into the template instead)")
 

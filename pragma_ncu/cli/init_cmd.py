@@ -46,7 +46,7 @@ def summary(draft: Draft, written: tuple[Path, ...], kernel_file: Path) -> list[
     rows = [(a.name, a.dtype or "<fill>", a.role,
              a.value_note if a.role == "scalar" else a.role_note) for a in d.args]
     lines = [f"wrote {', '.join(str(p) for p in written)}: {d.kernel} "
-             f"({d.source.name}, line {d.line}, {d.target.upper()})", "",
+             f"({d.source.name}, line {d.line}, {d.device})", "",
              tabulate(rows, headers=["argument", "dtype", "role", "why"]), ""]
     if d.params:
         lines.append("parameters: " + ", ".join(

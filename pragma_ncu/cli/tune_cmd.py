@@ -127,7 +127,7 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
         # a pool closes its own workers; a Ray actor's runner has the Runner's interface
         with (contextlib.nullcontext(cast(Runner, pool.primary.runner)) if pool
               else _runner(task, settings, timeout)) as runner:
-            show(f"starting the {task.target.upper()} worker")
+            show(f"starting the {'CPU' if task.is_cpu else 'GPU'} worker")
             backend = _backend(task, settings, runner, arch, pool)
             if not resume_id:
                 run_id = store.create_run(task.kernel_name, str(task.spec_path), config,

@@ -58,7 +58,7 @@ class CoderRequest:
     profile: dict[str, Any]  # {"classification": str, "metrics": {name: value}, "findings": [...]}
     best: KernelState | None  # the historical best's measurements and profile summary
     best_source: str = ""  # the historical best's source (when not `current`)
-    target: str = "gpu"  # "cpu": a C/C++ function built by the system compiler
+    target: str = "cuda"  # the spec's target ("cpu": a C/C++ function, the system compiler)
 
 
 @dataclass(frozen=True)

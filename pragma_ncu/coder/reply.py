@@ -20,14 +20,14 @@ import jinja2
 import jinja2.meta
 import jinja2.nodes
 
-from pragma_ncu import expr
-from pragma_ncu.errors import ExpressionError
+from pragma_ncu import expr, specfile
+from pragma_ncu.errors import ExpressionError, SpecError
 
 CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
               "jinja2": True}  # fence label -> is a jinja2 template
 OVERLAY_KEYS = {"params": None, "launch": {"grid", "block", "shared_mem"},
                 "tune": {"restrictions"}, "kernel": {"template_args"}}
-PARAM_KEYS = {"default", "values", "flag"}
+WHERE = "the ```toml block"  # how the spec validator's messages name the reply's overlay
 
 # A fence opens at the start of a line with ``` and a label, and closes at the next line that is
 # only ``` (models indent fences inside lists now and then, hence the leading blanks).
@@ -43,6 +43,15 @@ _UNDEFINED = re.compile(r'identifier "(_*[A-Z][A-Z0-9_]*)" is undefined'  # nvcc
 
 class ReplyError(ValueError):
     """The reply breaks the contract; the message says what is wrong, for the model to fix."""
+
+
+def _validated(check: Any, *args: Any) -> Any:
+    """`check(*args, WHERE)`, one of the spec validator's own checks (`specfile`): a reply's
+    tables obey the rules of a user's spec, with the same messages."""
+    try:
+        return check(*args, WHERE)
+    except SpecError as exc:
+        raise ReplyError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -169,14 +178,16 @@ def _parse_overlay(body: str) -> dict[str, Any]:
     if "params" not in data:
         raise ReplyError("the ```toml block declares no [params] table")
     _check_params(data["params"])
-    _check_launch(data.get("launch"))
+    if "launch" in data:
+        _validated(specfile.parse_launch, data["launch"])
     tune = dict(data.get("tune") or {})
     kernel = dict(data.get("kernel") or {})
-    tune["restrictions"] = _str_list(tune.get("restrictions", []), "[tune] restrictions")
-    kernel["template_args"] = _str_list(kernel.get("template_args", []),
-                                        "[kernel] template_args")
+    tune["restrictions"] = _validated(specfile.str_list, tune.get("restrictions", []),
+                                      "tune.restrictions")
+    kernel["template_args"] = _validated(specfile.str_list, kernel.get("template_args", []),
+                                         "kernel.template_args")
     for i, restriction in enumerate(tune["restrictions"]):
-        _check_expr(restriction, f"[tune] restrictions[{i}]")
+        _validated(specfile.expr_text, restriction, f"tune.restrictions[{i}]")
     overlay = {"params": data["params"], "kernel": kernel, "tune": tune}
     if "launch" in data:
         overlay["launch"] = data["launch"]
@@ -184,71 +195,24 @@ def _parse_overlay(body: str) -> dict[str, Any]:
 
 
 def _check_params(params: dict[str, Any]) -> None:
+    """The spec's rules for [params], and the contract's own: every knob of a reply is a
+    table with candidate values, its default among them."""
     if not params:
         raise ReplyError("[params] is empty: declare at least one tunable parameter")
     for name, value in params.items():
         where = f"params.{name}"
-        if not name.isidentifier():
-            raise ReplyError(f"{where}: a parameter name must be a C identifier")
         if not isinstance(value, dict):
             raise ReplyError(f"{where} must be a table {{ default = ..., values = [...] }}, "
                              f"got {value!r}")
-        extra = sorted(set(value) - PARAM_KEYS)
-        if extra:
-            raise ReplyError(f"{where}: unknown key '{extra[0]}' (allowed: default, values, "
-                             "flag)")
         if "default" not in value or "values" not in value:
             missing = "default" if "default" not in value else "values"
             raise ReplyError(f"{where} has no '{missing}': give both default and values")
-        _check_values(where, value["default"], value["values"])
-        flag = value.get("flag")
-        if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
-            raise ReplyError(f"{where}.flag must be an nvcc flag such as \"--use_fast_math\" "
-                             f"or \"-maxrregcount={{}}\", got {flag!r}")
-
-
-def _check_values(where: str, default: Any, values: Any) -> None:
-    if not isinstance(values, list) or not values:
-        raise ReplyError(f"{where}.values must be a non-empty list, got {values!r}")
-    for v in [default, *values]:
-        if not isinstance(v, (int, float, bool, str)):
-            raise ReplyError(f"{where}: {v!r} is not a number, boolean or string")
-    keys = [(type(v), v) for v in values]
-    if len(set(keys)) != len(keys):
-        raise ReplyError(f"{where}.values has duplicates: {values!r}")
-    if (type(default), default) not in keys:
-        raise ReplyError(f"{where}: default {default!r} is not among values {values!r}")
-
-
-def _check_launch(launch: dict[str, Any] | None) -> None:
-    if launch is None:
-        return
-    for key in ("grid", "block"):
-        if key not in launch:
-            raise ReplyError(f"[launch] has no '{key}': a [launch] table replaces the spec's "
-                             "whole, so give grid and block (and shared_mem if not 0)")
-    for key, value in launch.items():
-        items = value if isinstance(value, list) and key != "shared_mem" else [value]
-        if not 1 <= len(items) <= 3:
-            raise ReplyError(f"launch.{key} must be 1 to 3 expressions, got {value!r}")
-        for item in items:
-            _check_expr(item, f"launch.{key}")
-
-
-def _check_expr(value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ReplyError(f"{where} must be an expression (a string) or an integer, "
-                         f"got {value!r}")
-    try:
-        expr.parse(str(value))
-    except ExpressionError as exc:
-        raise ReplyError(f"{where}: {exc}") from None
-
-
-def _str_list(value: Any, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ReplyError(f"{where} must be a list of strings, got {value!r}")
-    return list(value)
+    for param in _validated(specfile.parse_params, params):
+        if not param.values:
+            raise ReplyError(f"params.{param.name}.values must be a non-empty list")
+        if (type(param.default), param.default) not in [(type(v), v) for v in param.values]:
+            raise ReplyError(f"params.{param.name}: default {param.default!r} is not among "
+                             f"values {list(param.values)!r}")
 
 
 # --- the code ------------------------------------------------------------------------------
@@ -342,13 +306,7 @@ def _check_kernel(code: str, is_jinja: bool, kernel_name: str, overlay: dict[str
 def _check_template_args(kernel_name: str, kernel: _Kernel, is_jinja: bool,
                          overlay: dict[str, Any]) -> None:
     targs = overlay["kernel"]["template_args"]
-    for name in targs:
-        if name not in overlay["params"]:
-            raise ReplyError(f"[kernel] template_args names {name}, which [params] does not "
-                             "declare")
-    if targs and is_jinja:
-        raise ReplyError("a jinja2 template takes no [kernel] template_args: write the values "
-                         "into the template instead")
+    _validated(specfile.check_template_args, set(overlay["params"]), targs, is_jinja)
     if kernel.template_params is None and targs:
         raise ReplyError(f"[kernel] template_args is set but {kernel_name} is not a function "
                          "template: drop template_args or make the kernel a template")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import ctypes
 
-C_TYPES: dict[str, str] = {
-    "fp32": "float", "fp64": "double", "int8": "int8_t", "uint8": "uint8_t",
-    "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t",
-}
+from pragma_ncu import dtypes
+
+C_TYPES: dict[str, str] = dtypes.c_types()
 _CTYPES: dict[str, type] = {
     "fp32": ctypes.c_float, "fp64": ctypes.c_double, "int8": ctypes.c_int8,
     "uint8": ctypes.c_uint8, "int32": ctypes.c_int32, "uint32": ctypes.c_uint32,

@@ -62,7 +62,7 @@ class KernelDraft:
     kernel: str
     line: int
     source: Path
-    target: str  # "gpu" or "cpu"
+    target: str  # the spec's target: "cuda" or "cpu"
     args: tuple[DraftArg, ...]
     params: tuple[DraftParam, ...]
     template_args: tuple[str, ...]
@@ -72,6 +72,11 @@ class KernelDraft:
     dynamic_shared: bool  # the kernel declares `extern __shared__`
     flags: tuple[str, ...]
     flags_note: str
+
+    @property
+    def device(self) -> str:
+        """What runs the kernel, in a word: GPU or CPU."""
+        return "GPU" if self.target == "cuda" else "CPU"
 
 
 def choose_kernel(facts: SourceFacts, target: str, source: Path,
@@ -96,14 +101,14 @@ def choose_kernel(facts: SourceFacts, target: str, source: Path,
 
 
 def _is_kernel(f: CFunction, target: str, source: Path) -> bool:
-    if target == "gpu":
+    if target == "cuda":
         return f.is_global
     return not _not_a_kernel(f, target, source)
 
 
 def _not_a_kernel(f: CFunction, target: str, source: Path) -> str:
     """Why `f` cannot be the kernel ("" when it can)."""
-    if target == "gpu":
+    if target == "cuda":
         return "" if f.is_global else "not a __global__ function"
     if f.name == "main":
         return "it is main()"
@@ -119,7 +124,7 @@ def _not_a_kernel(f: CFunction, target: str, source: Path) -> str:
 def _listing(kernels: list[CFunction], target: str, source: Path) -> str:
     if kernels:
         return "kernels here: " + ", ".join(sorted({f.name for f in kernels}))
-    if target == "gpu":
+    if target == "cuda":
         return "no __global__ function was found (is this the CUDA file?)"
     return ("no exported C function with an array (pointer) argument was found (a C++ "
             "function must be extern \"C\"; static and inline ones are not exported)")

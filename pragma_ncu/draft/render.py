@@ -38,7 +38,7 @@ def spec_text(d: KernelDraft, source_rel: str, reference: str | None, library: s
     out = _header(d, command_path)
     out += _kernel(d, source_rel)
     out += _params(d)
-    if d.target == "gpu":
+    if d.target == "cuda":
         out += _launch(d)
     for a in d.args:
         out += _arg(a, d)

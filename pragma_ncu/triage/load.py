@@ -38,13 +38,12 @@ from pragma_ncu.profile.read import read_launches
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
-from pragma_ncu.spec import CPU_SUFFIXES, ParamValue, Shape, TaskSpec
+from pragma_ncu.spec import ParamValue, Shape, TaskSpec, source_suffixes
 from pragma_ncu.stats import TimingStats
 from pragma_ncu.triage.model import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
 Progress = Callable[[str], None]
 RUN_PREFIX = "run:"
-SOURCE_SUFFIXES = (".cu", ".toml", *CPU_SUFFIXES)
 _STEM_SUFFIXES = (".profile.json.gz", ".profile.json", ".json.gz", ".json", ".ncu-rep")
 ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), a folder of ncu CSV pages, or a kernel "
             "(.cu, .c or .cpp with its spec, or a .toml spec)")
@@ -52,7 +51,7 @@ ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), a folder of ncu CSV page
 
 def is_source(target: str) -> bool:
     """Whether the side is a kernel to profile now rather than a recorded profile."""
-    return Path(target).suffix in SOURCE_SUFFIXES
+    return Path(target).suffix in (".toml", *source_suffixes())
 
 
 def read_side(target: str, label: str, settings: Settings, reader: str = "auto") -> Side:

@@ -479,9 +479,10 @@ def test_template_args_are_kept() -> None:
      "params.VEC: default 8 is not among values [1, 2, 4]"),
     (reply_text(toml=DEFINE_TOML.replace("default = 4, values = [1, 2, 4]",
                                          "default = 4, values = [1, 4, 4]")),
-     "params.VEC.values has duplicates"),
+     "field 'params.VEC.values': expected a list of distinct candidate values"),
     (reply_text(toml="[params]\n"), "[params] is empty"),
-    (reply_text(toml=DEFINE_TOML.replace('block = ["BLOCK"]\n', "")), "[launch] has no 'block'"),
+    (reply_text(toml=DEFINE_TOML.replace('block = ["BLOCK"]\n', "")),
+     "field 'launch.block': expected 1 to 3 expressions"),
     (reply_text(toml=DEFINE_TOML.replace("BLOCK * VEC", "BLOCK * M")),
      "[launch] uses M, which is neither a declared parameter nor a shape dim (dims: N)"),
     (reply_text(toml=DEFINE_TOML.split("[launch]")[0].replace(
