@@ -31,11 +31,11 @@ from tabulate import tabulate  # noqa: E402
 
 from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
+from pragma_ncu.search.autotune import SearchOptions, autotune  # noqa: E402
+from pragma_ncu.search.results import Budget  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
 from pragma_ncu.spec import Shape  # noqa: E402
 from pragma_ncu.specfile import load_spec  # noqa: E402
-from pragma_ncu.tuner.model import Budget  # noqa: E402
-from pragma_ncu.tuner.run import SearchOptions, autotune  # noqa: E402
 
 KERNEL = ROOT / "examples" / "templated" / "silu_and_mul.cu"
 

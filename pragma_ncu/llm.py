@@ -1,4 +1,4 @@
-"""A thin client for any OpenAI-compatible chat endpoint, used by `knowledge build` and the tuner.
+"""A thin client for any OpenAI-compatible chat endpoint, used by `knowledge build` and the coder.
 
 It adds what the callers need and the bare `openai` client leaves to them: one config value built
 from the settings, bounded retries with backoff on 429/5xx/timeouts (honouring Retry-After), the

@@ -1,5 +1,5 @@
 """From a spec to work orders: the build request of a kernel and the evaluation request of a
-built kernel at one shape. Shared by `bench`, the tuner and the tune loop."""
+built kernel at one shape. Shared by `bench`, the search and the tune loop."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from pragma_ncu import kernel_template as template
 from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, build_many
-from pragma_ncu.coder import template
 from pragma_ncu.errors import SpecError
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
@@ -35,7 +35,7 @@ def read_source(spec: TaskSpec) -> str:
 def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | None = None,
                   source: str | None = None, render_dir: Path | None = None) -> BuildRequest:
     """The nvcc job for `spec`'s kernel at `params` (defaults where not given): macros, flags,
-    and the template instantiated (see `coder.template`).
+    and the template instantiated (see `kernel_template`).
 
     A rendered jinja2 template is written under `render_dir` (content-addressed) so that the
     line table, ncu's source view and compiler messages point at a file that exists.

@@ -16,11 +16,11 @@ from functools import cache
 from pathlib import Path
 
 from pragma_ncu.diagnose.engine import diagnose_in
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile import csv_reader, normalize
-from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.profile.profiles import KernelProfile, Profile
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "corpus"

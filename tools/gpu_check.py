@@ -21,9 +21,9 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pragma_ncu import render  # noqa: E402
 from pragma_ncu import task as tasks  # noqa: E402
 from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu.report import bench as render  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
 from pragma_ncu.specfile import load_spec  # noqa: E402

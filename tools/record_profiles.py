@@ -35,7 +35,7 @@ from pragma_ncu.profile import collect as col  # noqa: E402
 from pragma_ncu.profile import csv_reader, normalize  # noqa: E402
 from pragma_ncu.profile.read import dump_with_ncu_report  # noqa: E402
 from pragma_ncu.profile.run import run_profile  # noqa: E402
-from pragma_ncu.report.explain import explain_text  # noqa: E402
+from pragma_ncu.report.diagnosis import explain_text  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
 from pragma_ncu.specfile import load_spec  # noqa: E402

@@ -42,8 +42,8 @@ from pragma_ncu.stats import TimingStats  # noqa: E402
 from pragma_ncu.toolchain import find_ncu  # noqa: E402
 from pragma_ncu.triage.engine import triage  # noqa: E402
 from pragma_ncu.triage.load import read_side, write_timings  # noqa: E402
-from pragma_ncu.triage.model import Timing  # noqa: E402
 from pragma_ncu.triage.render import report_text  # noqa: E402
+from pragma_ncu.triage.report import Timing  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 from record_profiles import (  # noqa: E402

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from pragma_ncu import task as tasks
 from pragma_ncu.build import BuildCache, build_many
+from pragma_ncu.search import feasibility
+from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec, spec_path_for
 from pragma_ncu.toolchain import find_nvcc
-from pragma_ncu.tuner import feasibility
-from pragma_ncu.tuner.space import Space
 
 SM90 = feasibility.Limits(max_threads_per_block=1024, max_threads_per_sm=2048,
                           max_blocks_per_sm=32, max_registers_per_block=65536,

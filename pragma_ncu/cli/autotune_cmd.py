@@ -18,15 +18,15 @@ from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
 from pragma_ncu.runner import Runner
+from pragma_ncu.search.autotune import SearchOptions, autotune_shapes
+from pragma_ncu.search.autotune import autotune as run_autotune
+from pragma_ncu.search.output import write_results, write_table
+from pragma_ncu.search.results import Budget, Evaluation, SearchResult
+from pragma_ncu.search.serial import Progress
+from pragma_ncu.search.space import point_key
+from pragma_ncu.search.strategies import STRATEGIES
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.tuner.model import Budget, Evaluation, SearchResult
-from pragma_ncu.tuner.output import write_results, write_table
-from pragma_ncu.tuner.run import SearchOptions, autotune_shapes
-from pragma_ncu.tuner.run import autotune as run_autotune
-from pragma_ncu.tuner.search import Progress
-from pragma_ncu.tuner.space import point_key
-from pragma_ncu.tuner.strategies import STRATEGIES
 
 
 @click.command()

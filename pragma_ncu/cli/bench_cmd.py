@@ -10,13 +10,13 @@ from typing import cast
 
 import click
 
-from pragma_ncu import render
 from pragma_ncu.bench import BenchReport, run_bench, worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
+from pragma_ncu.report import bench as render
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import TaskSpec

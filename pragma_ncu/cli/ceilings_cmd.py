@@ -17,11 +17,11 @@ from pragma_ncu.cpu import peaks
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.loop.cpu_backend import CEILING_BYTES
 from pragma_ncu.roofline import COMPUTE_KINDS, DATASHEET_KEYS
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.toolchain import find_nvcc
-from pragma_ncu.tune.cpu_backend import CEILING_BYTES
 
 
 @click.command()

@@ -12,11 +12,11 @@ from pragma_ncu.cli.common import emit_json
 from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cli.profile_cmd import do_cpu_profile, do_profile, profile_options
 from pragma_ncu.diagnose.engine import diagnose_in
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_report
-from pragma_ncu.report.explain import explain_markdown, explain_text
+from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 from pragma_ncu.settings import load_settings
 from pragma_ncu.spec import target_of
 

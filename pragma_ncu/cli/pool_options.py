@@ -18,9 +18,9 @@ from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.workers import LaneActivity, Slot, WorkerPool, WorkerRunner
 from pragma_ncu.runner import DeviceInfo, HostInfo, Runner
+from pragma_ncu.search.results import Evaluation
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import TaskSpec
-from pragma_ncu.tuner.model import Evaluation
 
 F = Callable[..., Any]
 

@@ -22,9 +22,9 @@ from pragma_ncu.specfile import load_spec, spec_path_for
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, triage
 from pragma_ncu.triage.junit import report_junit
 from pragma_ncu.triage.load import MeasureOptions, is_source, measure_side, read_side
-from pragma_ncu.triage.model import EXIT_INPUT, TriageReport
 from pragma_ncu.triage.overview import DEFAULT_TOP, overview_markdown, overview_text
 from pragma_ncu.triage.render import report_markdown, report_text
+from pragma_ncu.triage.report import EXIT_INPUT, TriageReport
 
 
 class InputError(click.ClickException):

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import click
 
+from pragma_ncu import loop as session
 from pragma_ncu import task as tasks
 from pragma_ncu.bench import worker_command
 from pragma_ncu.build import BuildCache, build
@@ -21,24 +22,23 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.loop.backend import Backend, GpuBackend
+from pragma_ncu.loop.cpu_backend import CpuBackend
+from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
+from pragma_ncu.loop.rounds import run as run_loop
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import tune as tables
 from pragma_ncu.report.trace import resolve_run
 from pragma_ncu.runner import Runner
+from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search.results import Budget
+from pragma_ncu.search.space import Space
+from pragma_ncu.search.strategies import STRATEGIES
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
 from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
-from pragma_ncu.tune import session
-from pragma_ncu.tune.backend import Backend, GpuBackend
-from pragma_ncu.tune.cpu_backend import CpuBackend
-from pragma_ncu.tune.loop import Context, TuneOptions, variant_checker
-from pragma_ncu.tune.loop import run as run_loop
-from pragma_ncu.tuner.model import Budget
-from pragma_ncu.tuner.run import SearchOptions
-from pragma_ncu.tuner.space import Space
-from pragma_ncu.tuner.strategies import STRATEGIES
 
 
 @click.command()

@@ -29,7 +29,7 @@ def params_table(params: Sequence[Param], defaults: dict[str, ParamValue]) -> di
 def retuned(variant: Variant, params: Sequence[Param], best: dict[str, ParamValue],
             changes: Sequence[tuple[str, tuple[Any, ...]]], name: str, note: str) -> Variant:
     """`variant` with each (param, new values) change applied and the best point as the
-    defaults, so the tuner's incumbent is the point to beat. A change naming an unknown
+    defaults, so the search's incumbent is the point to beat. A change naming an unknown
     parameter adds it as a register-cap flag parameter (the only knob the conductor adds)."""
     table = params_table(params, best)
     for pname, values in changes:

@@ -1,5 +1,5 @@
 """The LLM coder: asks a model to rewrite a kernel into a parameterized template, or to repair a
-failed one, and returns a Variant the tuner can search.
+failed one, and returns a Variant the search can tune.
 
 The prompt has PRAGMA's five parts (current code, error diagnosis, compendium entries, current
 profile, historical best with its profile) plus the conductor's guidance and the user's spec;

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.tuner.model import Retest
-from pragma_ncu.tuner.retest import decide
+from pragma_ncu.search.results import Retest
+from pragma_ncu.search.retest import decide
 
 
 @dataclass(frozen=True)

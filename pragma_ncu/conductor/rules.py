@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from pragma_ncu.conductor import explain
+from pragma_ncu.conductor import analysis
 from pragma_ncu.diagnose.engine import Knowledge
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
 from pragma_ncu.roofline import MEMORY
 from pragma_ncu.spec import Param
@@ -62,11 +62,11 @@ class Situation:
 def decide(s: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
     """The next action after a round, with the analysis that justifies it; with `knowledge`
     (the compendium) every profiler metric a bullet states is cited."""
-    analysis = tuple(explain.analysis(s, policy))
-    citations = explain.citations(s.diagnosis, analysis, knowledge)
-    analysis = explain.with_cites(analysis, citations)
+    bullets = tuple(analysis.analysis(s, policy))
+    citations = analysis.citations(s.diagnosis, bullets, knowledge)
+    bullets = analysis.with_cites(bullets, citations)
     base = Decision(round=s.round, action="stop", reason="", accepted=s.accepted,
-                    acceptance=s.acceptance, speedup_vs_best=s.speedup, analysis=analysis,
+                    acceptance=s.acceptance, speedup_vs_best=s.speedup, analysis=bullets,
                     citations=citations)
     return (_repair(s, policy, base) or _stop(s, policy, base) or _first_tune(s, base)
             or _far_from_roofline(s, policy, base) or _retune(s, policy, base)
@@ -86,7 +86,7 @@ def _repair(s: Situation, policy: Policy, base: Decision) -> Decision | None:
         why = ("the coder produced no usable template" if s.failure == "coder" else
                f"{streak + 1} failed rounds in a row: the design, not the code, is at fault")
         return _with(base, "rewrite", f"{why}; rewrite from the historical best",
-                     route="designer", guidance=explain.guidance(s.diagnosis))
+                     route="designer", guidance=analysis.guidance(s.diagnosis))
     route = "coder"
     return _with(base, "repair", f"the candidate failed ({s.failure}): send the diagnosis back "
                  "to the coder", route=route, guidance=(s.failure_text,))
@@ -137,7 +137,7 @@ def _far_from_roofline(s: Situation, policy: Policy, base: Decision) -> Decision
                  f"{100 * frac:.1f}% of the attainable roofline ({roofline_name(s.best)}; below "
                  f"{100 * policy.rewrite_below:.0f}%"
                  "): the gap is structural; ask the coder for a rewrite",
-                 guidance=explain.guidance(s.diagnosis), route="designer")
+                 guidance=analysis.guidance(s.diagnosis), route="designer")
 
 
 def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
@@ -151,7 +151,7 @@ def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
 
 
 def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
-    guidance = explain.guidance(s.diagnosis)
+    guidance = analysis.guidance(s.diagnosis)
     top = s.diagnosis.classification if s.diagnosis else "unknown"
     if policy.llm:
         return _with(base, "rewrite", f"the knobs are exhausted and the top bottleneck is "
@@ -219,7 +219,7 @@ def _repair_streak(history: Sequence[Decision]) -> int:
 def _note(s: Situation, policy: Policy, force: bool = False) -> str:
     if policy.llm and not force:
         return ""
-    ideas = explain.guidance(s.diagnosis)
+    ideas = analysis.guidance(s.diagnosis)
     if not ideas:
         return ""
     return "With an LLM configured, a rewrite round would try: " + "; ".join(ideas)

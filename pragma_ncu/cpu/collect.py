@@ -25,7 +25,7 @@ from pragma_ncu.cpu.cachegrind import parse as parse_cachegrind
 from pragma_ncu.cpu.driver import driver_source
 from pragma_ncu.cpu.normalize import build_profile, event_name, from_cachegrind, from_perf
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.profile.model import Profile
+from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.spec import ResolvedTask
 
 PROBE_EVENTS = ("cycles", "instructions")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pragma_ncu.cpu.cachegrind import Cachegrind, LineCounts
 from pragma_ncu.cpu.perf_stat import PerfStat
-from pragma_ncu.profile.model import KernelProfile, Metric, Profile, SourceLine
+from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, SourceLine
 
 CACHEGRIND_UNITS = {
     "Ir": "inst", "I1mr": "miss", "ILmr": "miss", "Dr": "access", "Dw": "access",

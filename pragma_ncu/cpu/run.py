@@ -17,12 +17,12 @@ from pragma_ncu.cpu import build as cpu_build
 from pragma_ncu.cpu.collect import Collector, UnsupportedInstruction, choose_collector, collect
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Measurement
-from pragma_ncu.profile.model import Profile
+from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.runner import HostInfo, Runner
+from pragma_ncu.search.cpu_evaluator import CpuEvaluator
+from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.tuner.cpu_evaluator import CpuEvaluator
-from pragma_ncu.tuner.evaluator import RETEST
 
 Progress = Callable[[str], None]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pragma_ncu.diagnose.model import Finding
+from pragma_ncu.diagnose.findings import Finding
 
 MIN_OWN = 0.25
 NEAR_CEILING = 0.8

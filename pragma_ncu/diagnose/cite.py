@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
-from pragma_ncu.diagnose.model import Citation
+from pragma_ncu.diagnose.findings import Citation
 from pragma_ncu.knowledge.schema import MetricEntry, Strategy
-from pragma_ncu.profile.model import SourceLine
+from pragma_ncu.profile.profiles import SourceLine
 
 MAX_ACTIONS = 3
 

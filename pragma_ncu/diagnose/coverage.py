@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pragma_ncu.diagnose.model import Gap
+from pragma_ncu.diagnose.findings import Gap
 from pragma_ncu.diagnose.signals import Signals
 
 # cause -> (alternatives of required quantities, proxies that only infer it)

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
-from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding, Roofline
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding, Roofline
+from pragma_ncu.profile.profiles import KernelProfile
 
 CACHEGRIND = ("Ir", "I1mr", "ILmr", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw", "Bc", "Bi",
               "Bcm", "Bim", "D1_miss_rate", "LL_data_miss_rate", "branch_mispredict_rate",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pragma_ncu.diagnose.model import Evidence, Finding
+from pragma_ncu.diagnose.findings import Evidence, Finding
 from pragma_ncu.diagnose.signals import (
     L2_CARRYING,
     LIMITERS,

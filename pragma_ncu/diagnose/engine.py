@@ -8,9 +8,9 @@ from pragma_ncu.diagnose import causality, coverage
 from pragma_ncu.diagnose.cite import MAX_ACTIONS, Knowledge, actions_for, cite, hot_lines
 from pragma_ncu.diagnose.cpu import diagnose_cpu, is_cpu
 from pragma_ncu.diagnose.detectors import AT_ROOFLINE, DETECTORS, dram_ceiling_fraction
-from pragma_ncu.diagnose.model import Diagnosis, Finding, Roofline
+from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
 from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals
-from pragma_ncu.profile.model import KernelProfile, Profile, RuleResult
+from pragma_ncu.profile.profiles import KernelProfile, Profile, RuleResult
 from pragma_ncu.roofline import COMPUTE_KINDS, attainable
 
 # Re-exported: callers import these from the engine (cite, Knowledge) as before.

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.profile.profiles import KernelProfile
 
 
 @dataclass(frozen=True)

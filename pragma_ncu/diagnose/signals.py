@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pragma_ncu.diagnose import quantities as q
-from pragma_ncu.diagnose.model import Evidence
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.diagnose.findings import Evidence
+from pragma_ncu.profile.profiles import KernelProfile
 
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"

@@ -2,6 +2,6 @@
 through Ray, across a cluster.
 
 `workers` holds the pool (start, pin, replace, drop), `devices` picks and pins GPUs, and
-`ray_workers` runs the same workers as Ray actors. The tuner drives a pool through
-`pragma_ncu.tuner.parallel`.
+`ray_workers` runs the same workers as Ray actors. The search drives a pool through
+`pragma_ncu.search.parallel`.
 """

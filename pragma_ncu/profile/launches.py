@@ -22,7 +22,7 @@ from typing import Any
 
 from pragma_ncu.profile import csv_reader, normalize
 from pragma_ncu.profile.demangle import function_name
-from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.profile.profiles import KernelProfile, Profile
 
 # What grouping, matching and the duration verdict read from every launch.
 LIGHT_METRICS = (

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from pragma_ncu.profile.demangle import function_name
-from pragma_ncu.profile.model import KernelProfile, Metric, Profile, RuleResult, SourceLine
+from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, RuleResult, SourceLine
 
 MESSAGE_TYPES = {"0": "NONE", "1": "INF", "2": "OPT", "3": "WRN", "4": "ERR"}
 SPEEDUP_TYPES = {"1": "local", "2": "global"}

@@ -18,7 +18,7 @@ from typing import Any
 from pragma_ncu.errors import PragmaError, ToolchainError
 from pragma_ncu.profile import csv_reader, launches, normalize
 from pragma_ncu.profile.launches import Launches
-from pragma_ncu.profile.model import KernelProfile, Profile, profile_from_json
+from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
 from pragma_ncu.settings import Settings
 from pragma_ncu.toolchain import NcuInfo, find_ncu
 

@@ -17,7 +17,7 @@ from pragma_ncu.ceilings import Ceiling, ceiling_for
 from pragma_ncu.errors import NoGPUError, ToolchainError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.collect import Collection, CollectRequest, collect
-from pragma_ncu.profile.model import Profile
+from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings

@@ -5,8 +5,8 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from pragma_ncu.roofline import MEMORY, shape_fraction
-from pragma_ncu.tuner.model import Retest, SearchResult, Verdict
-from pragma_ncu.tuner.space import point_key
+from pragma_ncu.search.results import Retest, SearchResult, Verdict
+from pragma_ncu.search.space import point_key
 
 
 def _pct_roofline(r: Retest, shape: str, result: SearchResult) -> str:

@@ -18,7 +18,7 @@ import statistics
 
 from pragma_ncu import stats
 from pragma_ncu.triage.groups import KernelGroup, group_launches
-from pragma_ncu.triage.model import (
+from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from pragma_ncu.diagnose.engine import diagnose_in
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
-from pragma_ncu.triage.compare import group_change
-from pragma_ncu.triage.explain import (
+from pragma_ncu.triage.causes import (
     Knowledge,
     evidence_words,
     metric_deltas,
@@ -22,9 +21,10 @@ from pragma_ncu.triage.explain import (
     what_to_check,
     write_diagnosis,
 )
+from pragma_ncu.triage.compare import group_change
 from pragma_ncu.triage.groups import KernelGroup, group_launches
 from pragma_ncu.triage.match import GroupMatch, Matching, match_by_order, match_groups
-from pragma_ncu.triage.model import (
+from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,

@@ -15,8 +15,8 @@ from typing import Protocol
 
 from pragma_ncu.diagnose.engine import RULE_CLASSES
 from pragma_ncu.knowledge.schema import MetricEntry
-from pragma_ncu.profile.model import KernelProfile, RuleResult, SourceLine
-from pragma_ncu.triage.model import ConfigChange, LineShift, RuleChange
+from pragma_ncu.profile.profiles import KernelProfile, RuleResult, SourceLine
+from pragma_ncu.triage.report import ConfigChange, LineShift, RuleChange
 
 MIN_MOVED = 0.05  # |log2(new/base)| below this (about 3.5%) is not a movement
 MIN_FACT_CHANGE = 0.02  # relative change that makes a launch/build fact "changed"

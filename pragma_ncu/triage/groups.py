@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pragma_ncu.diagnose import quantities
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.profile.profiles import KernelProfile
 
 _GRID = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z")
 _BLOCK = ("launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")

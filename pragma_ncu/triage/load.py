@@ -33,14 +33,14 @@ from pragma_ncu.profile import normalize
 from pragma_ncu.profile.collect import CollectRequest
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import Launches
-from pragma_ncu.profile.model import Profile, profile_from_json
+from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import read_launches
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec, source_suffixes
 from pragma_ncu.stats import TimingStats
-from pragma_ncu.triage.model import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
+from pragma_ncu.triage.report import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
 Progress = Callable[[str], None]
 RUN_PREFIX = "run:"

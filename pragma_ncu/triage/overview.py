@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
-from pragma_ncu.triage.model import (
+from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,

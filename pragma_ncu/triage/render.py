@@ -10,9 +10,9 @@ import textwrap
 
 from tabulate import tabulate
 
-from pragma_ncu.triage.explain import number
-from pragma_ncu.triage.model import UNCHANGED, GroupTriage, KernelTriage, TriageReport
+from pragma_ncu.triage.causes import number
 from pragma_ncu.triage.overview import headline, side_line
+from pragma_ncu.triage.report import UNCHANGED, GroupTriage, KernelTriage, TriageReport
 
 WIDTH = 100
 METRIC_WIDTH = 40

@@ -118,7 +118,7 @@ def test_tune_searches_on_both_workers_and_stores_who_measured_what(
 
 def test_per_shape_spreads_the_shapes_and_the_table_loads_back(
         kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
-    from pragma_ncu.tuner.table import best_config, load_table, lookup
+    from pragma_ncu.search.table import best_config, load_table, lookup
 
     res = CliRunner(env=env).invoke(cli, ["autotune", "--kernel", str(kernel), "--per-shape",
                                           "--workers", "2", "--out", str(tmp_path),

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pragma_ncu.build import BuildResult, KernelResources, failed_build
+from pragma_ncu.loop.backend import Profiled
 from pragma_ncu.measurement import Measurement, Status
-from pragma_ncu.profile.model import KernelProfile, Profile, profile_from_json
+from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
 from pragma_ncu.roofline import ComputeRate
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.results import Evaluation
+from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.tune.backend import Profiled
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.model import Evaluation
-from pragma_ncu.tuner.space import Point, point_key
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

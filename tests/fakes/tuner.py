@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.results import Evaluation
+from pragma_ncu.search.space import Point, Space
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.specfile import parse_spec
 from pragma_ncu.stats import summarize
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.model import Evaluation
-from pragma_ncu.tuner.space import Point, Space
 
 H200_LIMITS = Limits(max_threads_per_block=1024, max_threads_per_sm=2048, max_blocks_per_sm=32,
                      max_registers_per_block=65536, max_registers_per_sm=65536,

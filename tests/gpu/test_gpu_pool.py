@@ -13,11 +13,11 @@ import pytest
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
+from pragma_ncu.search.autotune import SearchOptions, autotune
+from pragma_ncu.search.results import Budget
+from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
-from pragma_ncu.tuner.model import Budget
-from pragma_ncu.tuner.run import SearchOptions, autotune
-from pragma_ncu.tuner.space import Space
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,11 @@ import pytest
 
 from pragma_ncu import task
 from pragma_ncu.build import BuildCache, build_many
+from pragma_ncu.search import feasibility
+from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec, spec_path_for
 from pragma_ncu.toolchain import find_nvcc
-from pragma_ncu.tuner import feasibility
-from pragma_ncu.tuner.space import Space
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ import pytest
 
 from pragma_ncu import task
 from pragma_ncu.build import BuildCache, build_many
+from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec, spec_path_for
 from pragma_ncu.toolchain import find_nvcc
-from pragma_ncu.tuner.space import Space
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]

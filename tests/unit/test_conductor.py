@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from pragma_ncu.conductor import explain
+from pragma_ncu.conductor import analysis as explain
 from pragma_ncu.conductor.accept import accept
 from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
 from pragma_ncu.diagnose.engine import diagnose
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.records import Decision, KernelState, RangeChange
+from pragma_ncu.search.results import Retest, ShapeTime
 from pragma_ncu.spec import Param
-from pragma_ncu.tuner.model import Retest, ShapeTime
 from tests.fakes.tune import load_profile
 
 # --- F: the acceptance rule ----------------------------------------------------------------

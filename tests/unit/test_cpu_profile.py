@@ -33,7 +33,7 @@ from pragma_ncu.cpu.normalize import (
     topdown_name,
 )
 from pragma_ncu.errors import SpecError
-from pragma_ncu.profile.model import profile_from_json
+from pragma_ncu.profile.profiles import profile_from_json
 from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cpu"

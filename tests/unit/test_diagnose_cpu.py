@@ -12,9 +12,9 @@ import pytest
 from pragma_ncu.cpu.cachegrind import parse
 from pragma_ncu.diagnose import cpu
 from pragma_ncu.diagnose.engine import diagnose
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile.model import KernelProfile, Metric, SourceLine, profile_from_json
+from pragma_ncu.profile.profiles import KernelProfile, Metric, SourceLine, profile_from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -13,9 +13,9 @@ import pytest
 
 from pragma_ncu.diagnose.causality import MEMORY_LOSSES, rank
 from pragma_ncu.diagnose.engine import diagnose_in
-from pragma_ncu.diagnose.model import Finding
+from pragma_ncu.diagnose.findings import Finding
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile.model import profile_from_json
+from pragma_ncu.profile.profiles import profile_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "roofline"
 

@@ -11,7 +11,7 @@ import pytest
 from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.signals import L2_REUSE_RATIO, Signals
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_csv_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "apps" / "pipeline"

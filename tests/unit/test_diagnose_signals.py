@@ -8,11 +8,11 @@ import pytest
 
 from pragma_ncu.diagnose import causality, coverage
 from pragma_ncu.diagnose.engine import diagnose
-from pragma_ncu.diagnose.model import Finding
+from pragma_ncu.diagnose.findings import Finding
 from pragma_ncu.diagnose.quantities import QUANTITIES
 from pragma_ncu.diagnose.signals import Signals, stalls
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile.model import KernelProfile, Metric, SourceLine
+from pragma_ncu.profile.profiles import KernelProfile, Metric, SourceLine
 
 SECTOR_USE = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld"
 

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from pragma_ncu.cli.main import cli
 from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.measurement import Status
+from pragma_ncu.search.cpu_evaluator import CpuEvaluator
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
-from pragma_ncu.tuner.cpu_evaluator import CpuEvaluator
 from tests.draft_fill import fill
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")

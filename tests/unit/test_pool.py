@@ -11,11 +11,11 @@ import pytest
 
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.pool.workers import PoolError, same_uuid
-from pragma_ncu.tuner.model import Budget, SearchResult
-from pragma_ncu.tuner.parallel import PooledEvaluator
-from pragma_ncu.tuner.run import SearchOptions, tune_parameters
-from pragma_ncu.tuner.search import Problem
-from pragma_ncu.tuner.space import Space, point_key
+from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.parallel import PooledEvaluator
+from pragma_ncu.search.results import Budget, SearchResult
+from pragma_ncu.search.serial import Problem
+from pragma_ncu.search.space import Space, point_key
 from tests.fakes.pool import FakeGpu, FakeGpuEvaluator, fake_pool
 from tests.fakes.tuner import synthetic_spec
 
@@ -162,8 +162,8 @@ def test_uuids_compare_by_their_hex_digits() -> None:
 
 
 def test_an_interrupt_stops_every_worker_at_once_even_a_hung_one(tmp_path: Path) -> None:
-    from pragma_ncu.tuner.parallel import run_parallel_search
-    from pragma_ncu.tuner.strategies import Exhaustive
+    from pragma_ncu.search.parallel import run_parallel_search
+    from pragma_ncu.search.strategies import Exhaustive
 
     problem = _problem(tmp_path, one_shape=True)
     gpus = [FakeGpu("GPU-aaaa", delay_s=0.01), FakeGpu("GPU-bbbb", hang_at=1)]

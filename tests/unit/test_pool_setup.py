@@ -16,7 +16,7 @@ from pragma_ncu.errors import NoGPUError
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.ray_workers import STAGE, Shipper, localize
 from pragma_ncu.pool.workers import WorkerDevice
-from pragma_ncu.tuner.model import Evaluation
+from pragma_ncu.search.results import Evaluation
 
 ROOT = Path(__file__).resolve().parents[2]
 SMI = """GPU 0: NVIDIA H200 (UUID: GPU-11111111-2222-3333-4444-555555555555)

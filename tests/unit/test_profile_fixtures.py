@@ -18,7 +18,7 @@ from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.quantities import QUANTITY_LIST
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile import collect as col
-from pragma_ncu.profile.model import Profile, profile_from_json
+from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import ReportError, read_csv_folder, read_report
 from pragma_ncu.settings import load_settings
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile.model import KernelProfile, Metric, Profile, RuleResult, SourceLine
+from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, RuleResult, SourceLine
 from pragma_ncu.profile.read import read_csv_folder
 from pragma_ncu.stats import summarize
 from pragma_ncu.triage import evidence
@@ -20,7 +20,7 @@ from pragma_ncu.triage.compare import duration_change
 from pragma_ncu.triage.engine import triage
 from pragma_ncu.triage.groups import group_launches
 from pragma_ncu.triage.match import match_by_order, match_groups
-from pragma_ncu.triage.model import (
+from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,

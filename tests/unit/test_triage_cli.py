@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from pragma_ncu.cli.main import cli
 from pragma_ncu.stats import summarize
 from pragma_ncu.triage.load import read_timings, timing_path, write_timings
-from pragma_ncu.triage.model import Timing
+from pragma_ncu.triage.report import Timing
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "profiles"

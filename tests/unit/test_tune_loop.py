@@ -19,20 +19,21 @@ from typing import Any
 
 import pytest
 
+from pragma_ncu import loop
+from pragma_ncu import loop as session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.reply import parse_reply
 from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
 from pragma_ncu.measurement import Status
 from pragma_ncu.records import RoundRecord
+from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search.replay import load_recording
+from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import Store
-from pragma_ncu.tune import loop, session
-from pragma_ncu.tune.loop import Context, TuneOptions, variant_checker
-from pragma_ncu.tuner.model import Budget, Evaluation
-from pragma_ncu.tuner.replay import load_recording
-from pragma_ncu.tuner.run import SearchOptions
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.fakes.tune import (
     SimBackend,
@@ -351,7 +352,7 @@ SCRIPT = """\
 import os, signal, sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from pragma_ncu.tune import loop
+from pragma_ncu import loop
 from tests.unit.test_tune_loop import resumable_rig
 
 rig = resumable_rig(Path({tmp!r}), {run_id!r})

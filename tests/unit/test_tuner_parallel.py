@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragma_ncu.tuner.model import Budget
-from pragma_ncu.tuner.parallel import PooledEvaluator
-from pragma_ncu.tuner.per_shape import tune_each_shape
-from pragma_ncu.tuner.run import SearchOptions, tune_parameters
-from pragma_ncu.tuner.search import Problem, choose_strategy
-from pragma_ncu.tuner.space import Space, point_key
-from pragma_ncu.tuner.strategies import Exhaustive, OptunaStrategy
+from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.parallel import PooledEvaluator
+from pragma_ncu.search.per_shape import tune_each_shape
+from pragma_ncu.search.results import Budget
+from pragma_ncu.search.serial import Problem, choose_strategy
+from pragma_ncu.search.space import Space, point_key
+from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy
 from tests.fakes.pool import FakeGpu, FakeGpuEvaluator, fake_pool
 from tests.fakes.tuner import H200_LIMITS, SPEC_TOML, synthetic_spec
 

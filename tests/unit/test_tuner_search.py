@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.measurement import Status
-from pragma_ncu.tuner import retest as retesting
-from pragma_ncu.tuner.model import Budget, Evaluation, Retest, SearchResult, ShapeTime
-from pragma_ncu.tuner.output import write_results
-from pragma_ncu.tuner.replay import ReplayEvaluator, load_recording
-from pragma_ncu.tuner.run import SearchOptions, time_to_within, tune_parameters
-from pragma_ncu.tuner.search import Problem
-from pragma_ncu.tuner.space import Space, point_key
-from pragma_ncu.tuner.strategies import Exhaustive, OptunaStrategy
+from pragma_ncu.search import retest as retesting
+from pragma_ncu.search.autotune import SearchOptions, time_to_within, tune_parameters
+from pragma_ncu.search.output import write_results
+from pragma_ncu.search.replay import ReplayEvaluator, load_recording
+from pragma_ncu.search.results import Budget, Evaluation, Retest, SearchResult, ShapeTime
+from pragma_ncu.search.serial import Problem
+from pragma_ncu.search.space import Space, point_key
+from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy
 from tests.fakes.tuner import H200_LIMITS, measurement, synthetic_recording, synthetic_spec
 
 BEST = "BLOCK=256,ROWS=1,VEC=8"

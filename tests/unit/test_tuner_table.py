@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu.search import table
+from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.output import write_table
+from pragma_ncu.search.replay import ReplayEvaluator
+from pragma_ncu.search.results import Budget
+from pragma_ncu.search.serial import Problem
+from pragma_ncu.search.space import Space
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner import table
-from pragma_ncu.tuner.model import Budget
-from pragma_ncu.tuner.output import write_table
-from pragma_ncu.tuner.replay import ReplayEvaluator
-from pragma_ncu.tuner.run import SearchOptions, tune_parameters
-from pragma_ncu.tuner.search import Problem
-from pragma_ncu.tuner.space import Space
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 ROWS = (16, 256, 4096)

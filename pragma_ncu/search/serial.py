@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 
 from pragma_ncu.build import BuildResult, KernelResources
 from pragma_ncu.measurement import Measurement
+from pragma_ncu.search import feasibility
+from pragma_ncu.search.evaluator import CHECK, SEARCH, Evaluator
+from pragma_ncu.search.results import Budget, Evaluation
+from pragma_ncu.search.space import Point, Space, point_key
+from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy, Strategy
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.tuner import feasibility
-from pragma_ncu.tuner.evaluator import CHECK, SEARCH, Evaluator
-from pragma_ncu.tuner.model import Budget, Evaluation
-from pragma_ncu.tuner.space import Point, Space, point_key
-from pragma_ncu.tuner.strategies import Exhaustive, OptunaStrategy, Strategy
 
 Clock = Callable[[], float]
 Progress = Callable[[Evaluation, "Evaluation | None"], None]

@@ -19,24 +19,24 @@ from pragma_ncu.conductor.accept import Acceptance, accept
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.engine import Knowledge, diagnose
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.store import Store
-from pragma_ncu.tune.backend import Backend
-from pragma_ncu.tune.measure import (
+from pragma_ncu.loop.backend import Backend
+from pragma_ncu.loop.side_by_side import (
     Entrant,
     check_everywhere,
     evaluation_row,
     failure_summary,
     side_by_side,
 )
-from pragma_ncu.tuner.evaluator import Evaluator
-from pragma_ncu.tuner.model import Evaluation, Retest, SearchResult
-from pragma_ncu.tuner.run import SearchOptions, tune_parameters
-from pragma_ncu.tuner.search import Problem
-from pragma_ncu.tuner.space import Point, Space
+from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord
+from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.results import Evaluation, Retest, SearchResult
+from pragma_ncu.search.serial import Problem
+from pragma_ncu.search.space import Point, Space
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.store import Store
 
 Notice = Callable[[str], None]
 

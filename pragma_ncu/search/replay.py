@@ -19,10 +19,10 @@ from typing import Any
 
 from pragma_ncu.build import BuildResult, KernelResources, failed_build
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.results import Evaluation
+from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.model import Evaluation
-from pragma_ncu.tuner.space import Point, point_key
 
 
 class ReplayEvaluator:

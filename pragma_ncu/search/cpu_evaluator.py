@@ -6,10 +6,10 @@ from __future__ import annotations
 from pragma_ncu.build import BuildCache, BuildRequest, BuildResult
 from pragma_ncu.cpu import build as cpu_build
 from pragma_ncu.runner import Runner
+from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
+from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import TaskSpec
-from pragma_ncu.tuner.evaluator import CompiledEvaluator, Phases
-from pragma_ncu.tuner.feasibility import Limits
 from pragma_ncu.worker.protocol import TimingConfig
 
 CEILING_BYTES = 1 << 28  # the host copy that measures a CPU's bandwidth ceiling

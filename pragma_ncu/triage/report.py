@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pragma_ncu.diagnose.model import Evidence
+from pragma_ncu.diagnose.findings import Evidence
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.launches import Launches
-from pragma_ncu.profile.model import KernelProfile, Profile
+from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.stats import TimingStats
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import GroupMatch

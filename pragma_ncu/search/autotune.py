@@ -19,17 +19,14 @@ from pragma_ncu.cpu import peaks
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
-from pragma_ncu.tuner import retest as retesting
-from pragma_ncu.tuner.cpu_evaluator import CEILING_BYTES, CpuEvaluator
-from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.model import Budget, Evaluation, SearchResult, SearchStats
-from pragma_ncu.tuner.parallel import PooledEvaluator, run_parallel_search, summaries
-from pragma_ncu.tuner.per_shape import tune_each_shape
-from pragma_ncu.tuner.search import (
+from pragma_ncu.search import retest as retesting
+from pragma_ncu.search.cpu_evaluator import CEILING_BYTES, CpuEvaluator
+from pragma_ncu.search.evaluator import Evaluator, GpuEvaluator, Phases
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.parallel import PooledEvaluator, run_parallel_search, summaries
+from pragma_ncu.search.per_shape import tune_each_shape
+from pragma_ncu.search.results import Budget, Evaluation, SearchResult, SearchStats
+from pragma_ncu.search.serial import (
     Clock,
     Problem,
     Progress,
@@ -38,7 +35,10 @@ from pragma_ncu.tuner.search import (
     incumbent_point,
     run_search,
 )
-from pragma_ncu.tuner.space import Point, Space
+from pragma_ncu.search.space import Point, Space
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
 
 Notice = Callable[[str], None]
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from pragma_ncu.build import BuildResult
 from pragma_ncu.measurement import Measurement
+from pragma_ncu.search.evaluator import CHECK, RETEST, Evaluator
+from pragma_ncu.search.results import Evaluation, Retest
+from pragma_ncu.search.retest import summarize
+from pragma_ncu.search.space import Point
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.evaluator import CHECK, RETEST, Evaluator
-from pragma_ncu.tuner.model import Evaluation, Retest
-from pragma_ncu.tuner.retest import summarize
-from pragma_ncu.tuner.space import Point
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
+from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.spec import ParamValue
-from pragma_ncu.tuner.space import Point, Space, point_key
 
 MAX_DUPLICATE_ASKS = 200  # proposals in a row that were all seen before: the sampler is done
 SAMPLERS = ("tpe", "gp", "random")  # optuna's samplers, by the names users give them

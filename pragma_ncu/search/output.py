@@ -7,11 +7,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pragma_ncu.coder import template
+from pragma_ncu import kernel_template as template
+from pragma_ncu.search import table as tables
+from pragma_ncu.search.results import SearchResult
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.task import read_source
-from pragma_ncu.tuner import table as tables
-from pragma_ncu.tuner.model import SearchResult
 
 
 def write_results(result: SearchResult, spec: TaskSpec, out_dir: Path,

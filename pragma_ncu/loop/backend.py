@@ -1,6 +1,6 @@
 """Where the loop's kernels run: the GPU, or (in tests) recorded measurements and profiles.
 
-The loop sees only the `Backend` protocol: an evaluator per variant for the tuner, a compile
+The loop sees only the `Backend` protocol: an evaluator per variant for the search, a compile
 check for the coder's replies, and a profile of one instance.
 """
 
@@ -17,17 +17,17 @@ from pragma_ncu.build import BuildCache, BuildResult, build
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.profile.run import run_profile
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import DeviceInfo, Runner
+from pragma_ncu.search.evaluator import Evaluator, GpuEvaluator, Phases
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.parallel import PooledEvaluator
+from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.toolchain import DEFAULT_ARCH, NvccInfo, arch_flag, find_nvcc
-from pragma_ncu.tuner.evaluator import Evaluator, GpuEvaluator, Phases
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.parallel import PooledEvaluator
-from pragma_ncu.tuner.space import Point
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Backend(Protocol):
     limits: Limits
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
-        """The tuner's evaluator for a variant's spec."""
+        """The search's evaluator for a variant's spec."""
         ...
 
     def check(self, spec: TaskSpec) -> str | None:

@@ -14,17 +14,17 @@ from pragma_ncu.cpu import peaks
 from pragma_ncu.cpu.collect import Collector, choose_collector
 from pragma_ncu.cpu.run import profile_build
 from pragma_ncu.errors import PragmaError
+from pragma_ncu.loop.backend import Profiled
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import HostInfo, Runner
+from pragma_ncu.search.cpu_evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
+from pragma_ncu.search.evaluator import Evaluator, Phases
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.parallel import PooledEvaluator
+from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.tune.backend import Profiled
-from pragma_ncu.tuner.cpu_evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
-from pragma_ncu.tuner.evaluator import Evaluator, Phases
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.parallel import PooledEvaluator
-from pragma_ncu.tuner.space import Point
 
 
 def profiler_label(c: Collector, portable: bool = False) -> str:

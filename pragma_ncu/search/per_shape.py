@@ -21,15 +21,15 @@ from pragma_ncu.build import BuildResult
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, PoolError, WorkerPool
+from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.parallel import PooledEvaluator
+from pragma_ncu.search.results import SearchResult, WorkerSummary
+from pragma_ncu.search.serial import Problem
+from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.evaluator import Evaluator
-from pragma_ncu.tuner.model import SearchResult, WorkerSummary
-from pragma_ncu.tuner.parallel import PooledEvaluator
-from pragma_ncu.tuner.search import Problem
-from pragma_ncu.tuner.space import Point, point_key
 
 if TYPE_CHECKING:
-    from pragma_ncu.tuner.run import SearchOptions
+    from pragma_ncu.search.autotune import SearchOptions
 
 Notice = Callable[[str], None]
 Tune = Callable[[Problem, Evaluator, "SearchOptions", Notice], SearchResult]  # tune_parameters

@@ -7,8 +7,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pragma_ncu.diagnose.cpu import is_cpu
-from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding
-from pragma_ncu.profile.model import KernelProfile
+from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
+from pragma_ncu.profile.profiles import KernelProfile
 
 MAX_FINDINGS = 5
 MAX_GUIDANCE = 5

@@ -1,4 +1,4 @@
-"""The tuner's nouns: one evaluated point, one re-tested candidate, the result of a search."""
+"""The search's nouns: one evaluated point, one re-tested candidate, the result of a search."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.pool.workers import WorkerDevice
 from pragma_ncu.roofline import ComputeRate
+from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.stats import geomean
-from pragma_ncu.tuner.space import Point, point_key
 
 
 @dataclass(frozen=True)

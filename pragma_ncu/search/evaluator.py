@@ -15,11 +15,11 @@ from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, faile
 from pragma_ncu.errors import TemplateError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.runner import Runner
+from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.toolchain import NvccInfo
-from pragma_ncu.tuner.feasibility import Limits
-from pragma_ncu.tuner.space import Point
 from pragma_ncu.worker.protocol import KernelRef, TimingConfig
 
 SEARCH = "search"

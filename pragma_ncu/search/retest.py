@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from pragma_ncu.build import BuildResult
 from pragma_ncu.measurement import Measurement
+from pragma_ncu.search.evaluator import RETEST, Evaluator
+from pragma_ncu.search.results import Evaluation, Retest, ShapeTime, Verdict
+from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.evaluator import RETEST, Evaluator
-from pragma_ncu.tuner.model import Evaluation, Retest, ShapeTime, Verdict
-from pragma_ncu.tuner.space import Point, point_key
 
 
 def candidates(evaluations: Sequence[Evaluation], shapes: Sequence[str], top_k: int,

@@ -23,10 +23,10 @@ from typing import Protocol
 
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.causality import MIN_OWN
-from pragma_ncu.diagnose.model import Diagnosis, Evidence, Finding
+from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, Strategy
 from pragma_ncu.triage.evidence import Movement
-from pragma_ncu.triage.model import (
+from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,

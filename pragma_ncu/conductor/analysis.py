@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.engine import Knowledge
-from pragma_ncu.diagnose.model import Diagnosis
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.records import Bullet, Citation, KernelState
 from pragma_ncu.roofline import MEMORY
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pragma_ncu.profile.model import RuleResult, SourceLine
+from pragma_ncu.profile.profiles import RuleResult, SourceLine
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,9 @@ from pragma_ncu.build import BuildResult
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, LaneActivity, WorkerDevice, WorkerPool
-from pragma_ncu.spec import Shape
-from pragma_ncu.tuner.evaluator import Evaluator
-from pragma_ncu.tuner.model import Budget, Evaluation, WorkerSummary
-from pragma_ncu.tuner.search import (
+from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.results import Budget, Evaluation, WorkerSummary
+from pragma_ncu.search.serial import (
     Clock,
     Problem,
     Progress,
@@ -41,8 +40,9 @@ from pragma_ncu.tuner.search import (
     record,
     refill,
 )
-from pragma_ncu.tuner.space import Point, point_key
-from pragma_ncu.tuner.strategies import Strategy
+from pragma_ncu.search.space import Point, point_key
+from pragma_ncu.search.strategies import Strategy
+from pragma_ncu.spec import Shape
 
 DEATHS = ("worker_crash", "timeout")  # statuses of a worker that gave no answer
 

@@ -1,1 +1,0 @@
-"""`pragma-ncu tune`: the closed loop of coder, tuner, profiler and conductor."""

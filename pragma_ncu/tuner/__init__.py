@@ -1,1 +1,0 @@
-"""The tuner: search a kernel template's parameters inside the hardware-feasible region."""
