@@ -9,10 +9,10 @@ from typing import cast
 
 import click
 
+from pragma_ncu.backends.cpu.profiling import cpu_runner
 from pragma_ncu.bench import worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options, pool_progress
-from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool

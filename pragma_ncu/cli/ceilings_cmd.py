@@ -9,15 +9,15 @@ import click
 from tabulate import tabulate
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cpu import ceilings as peaks
+from pragma_ncu.backends.cpu.profiling import cpu_runner
+from pragma_ncu.backends.cpu.session import CEILING_BYTES
 from pragma_ncu.bench import measured_compute, worker_command
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
 from pragma_ncu.cli.common import emit_json
 from pragma_ncu.cli.knowledge_cmd import load_compendium
-from pragma_ncu.cpu import peaks
-from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.loop.cpu_backend import CEILING_BYTES
 from pragma_ncu.roofline import COMPUTE_KINDS, DATASHEET_KEYS
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings

@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
+from pragma_ncu.backends.cpu.profiling import cpu_runner
 from pragma_ncu.bench import worker_command
-from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.workers import LaneActivity, Slot, WorkerPool, WorkerRunner
 from pragma_ncu.runner import DeviceInfo, HostInfo, Runner

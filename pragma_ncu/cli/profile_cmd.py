@@ -9,10 +9,10 @@ from typing import Any
 import click
 from tabulate import tabulate
 
+from pragma_ncu.backends.cpu.profiling import CpuRun, cpu_runner, profile_kernel
 from pragma_ncu.bench import worker_command
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
 from pragma_ncu.cli.knowledge_cmd import load_compendium
-from pragma_ncu.cpu.run import CpuRun, cpu_runner, profile_kernel
 from pragma_ncu.diagnose.engine import diagnose, diagnose_in
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.collect import (

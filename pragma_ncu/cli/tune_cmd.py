@@ -12,6 +12,8 @@ import click
 
 from pragma_ncu import loop as session
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cpu.profiling import cpu_runner
+from pragma_ncu.backends.cpu.session import CpuSession
 from pragma_ncu.bench import worker_command
 from pragma_ncu.build import BuildCache, build
 from pragma_ncu.cli.common import emit_json, load_task, pick_shapes, progress_printer
@@ -19,11 +21,9 @@ from pragma_ncu.cli.knowledge_cmd import load_compendium
 from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
-from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.loop.backend import Backend, GpuBackend
-from pragma_ncu.loop.cpu_backend import CpuBackend
 from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
 from pragma_ncu.loop.rounds import run as run_loop
 from pragma_ncu.pool.devices import GpuSelection
@@ -168,7 +168,7 @@ def _backend(task: TaskSpec, settings: Settings, runner: Runner, arch: str | Non
              pool: WorkerPool | None = None) -> Backend:
     """The CPU backend for a C/C++ kernel, the GPU's for CUDA."""
     if task.is_cpu:
-        return CpuBackend(task, settings, runner, pool=pool)
+        return CpuSession(task, settings, runner, pool=pool)
     return GpuBackend(task, settings, runner, worker_command(settings), arch, pool=pool)
 
 

@@ -1,12 +1,12 @@
 """diagnose(): one kernel's profile -> a Diagnosis with ranked findings, each citing the
 compendium entries of the metrics it rests on. CPU profiles (perf or cachegrind metrics) go to
-pragma_ncu.diagnose.cpu; everything here reads ncu's metrics."""
+pragma_ncu.backends.cpu.diagnosis; everything here reads ncu's metrics."""
 
 from __future__ import annotations
 
+from pragma_ncu.backends.cpu.diagnosis import diagnose_cpu, is_cpu
 from pragma_ncu.diagnose import causality, coverage
 from pragma_ncu.diagnose.cite import MAX_ACTIONS, Knowledge, actions_for, cite, hot_lines
-from pragma_ncu.diagnose.cpu import diagnose_cpu, is_cpu
 from pragma_ncu.diagnose.detectors import AT_ROOFLINE, DETECTORS, dram_ceiling_fraction
 from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
 from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu.diagnose.cpu import is_cpu
+from pragma_ncu.backends.cpu.diagnosis import is_cpu
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
 

@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cpu import ceilings as peaks
+from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES, CpuEvaluator
 from pragma_ncu.bench import measured_compute
 from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.cpu import peaks
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import Runner
 from pragma_ncu.search import retest as retesting
-from pragma_ncu.search.cpu_evaluator import CEILING_BYTES, CpuEvaluator
 from pragma_ncu.search.evaluator import Evaluator, GpuEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator, run_parallel_search, summaries

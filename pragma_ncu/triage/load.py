@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.backends.cpu.profiling import cpu_runner, profile_kernel
 from pragma_ncu.bench import run_bench, worker_command
-from pragma_ncu.cpu.run import cpu_runner, profile_kernel
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Status
 from pragma_ncu.profile import normalize

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.cpu import cachegrind, perf_stat
+from pragma_ncu.backends.cpu.collect import cachegrind, perf_stat
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cpu"
 EVENTS = ("task-clock", "cycles", "instructions", "cache-misses", "branch-misses")

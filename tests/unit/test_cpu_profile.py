@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.cpu import cachegrind, perf_stat
-from pragma_ncu.cpu.collect import (
+from pragma_ncu.backends.cpu.collect import (
     Collector,
     Completed,
     CpuProfileError,
+    cachegrind,
     choose_collector,
     collect,
     perf_csv,
+    perf_stat,
     subprocess_run,
 )
-from pragma_ncu.cpu.driver import driver_source, fill_range
-from pragma_ncu.cpu.normalize import (
+from pragma_ncu.backends.cpu.collect.driver import driver_source, fill_range
+from pragma_ncu.backends.cpu.collect.normalize import (
     event_name,
     from_cachegrind,
     from_perf,
@@ -158,7 +159,7 @@ def test_driver_rejects_what_c_cannot_call() -> None:
 @needs_cc
 def test_driver_compiles_runs_and_fills_as_the_spec_says(kernels: dict[str, Path],
                                                         tmp_path: Path) -> None:
-    from pragma_ncu.cpu.collect import build_driver
+    from pragma_ncu.backends.cpu.collect import build_driver
 
     assert CC is not None
     driver = build_driver(_probe_task(1000), str(kernels["probe"]), "probe", tmp_path, cc=CC)

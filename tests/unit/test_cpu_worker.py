@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu.backends.cpu.worker.host import cache_sizes, parse_size
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
-from pragma_ncu.worker.host import cache_sizes, parse_size
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -243,7 +243,7 @@ def test_hang_is_a_timeout(kdir: Path) -> None:
 
 
 def test_cpu_path_imports_no_cuda() -> None:
-    code = ("import sys, pragma_ncu.worker.cpu, pragma_ncu.worker.__main__; "
+    code = ("import sys, pragma_ncu.backends.cpu.worker, pragma_ncu.worker.__main__; "
             "sys.exit(any(m == 'cuda' or m.startswith('cuda.') for m in sys.modules))")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.cpu.cachegrind import parse
-from pragma_ncu.diagnose import cpu
+from pragma_ncu.backends.cpu import diagnosis as cpu
+from pragma_ncu.backends.cpu.collect.cachegrind import parse
 from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
@@ -46,7 +46,7 @@ def perf(**tma: float) -> KernelProfile:
 def cachegrind(ir: float = 1e6, d1mr: float = 1e4, d1mw: float = 0.0, dlmr: float = 0.0,
                dlmw: float = 0.0, i1mr: float = 10.0, ilmr: float = 0.0, bcm: float = 100.0,
                bim: float = 0.0) -> KernelProfile:
-    """A cachegrind profile with the derived rates pragma_ncu.cpu.normalize adds."""
+    """A cachegrind profile with the derived rates the CPU normalizer adds."""
     counts = {"Ir": ir, "I1mr": i1mr, "ILmr": ilmr, "Dr": ir / 3, "Dw": ir / 10, "D1mr": d1mr,
               "D1mw": d1mw, "DLmr": dlmr, "DLmw": dlmw, "Bc": ir / 8, "Bi": ir / 1000,
               "Bcm": bcm, "Bim": bim}

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
+from pragma_ncu.backends.cpu.profiling import cpu_runner
 from pragma_ncu.cli.main import cli
-from pragma_ncu.cpu.run import cpu_runner
 from pragma_ncu.measurement import Status
-from pragma_ncu.search.cpu_evaluator import CpuEvaluator
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from tests.draft_fill import fill

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.cpu import perf_stat
+from pragma_ncu.backends.cpu.collect import perf_stat
 
 PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "cpu" / "public"
 OWN = PUBLIC.parent

@@ -12,14 +12,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cpu import build as cpu_build
+from pragma_ncu.backends.cpu.collect import (
+    Collector,
+    UnsupportedInstruction,
+    choose_collector,
+    collect,
+)
+from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
 from pragma_ncu.build import BuildCache, BuildResult
-from pragma_ncu.cpu import build as cpu_build
-from pragma_ncu.cpu.collect import Collector, UnsupportedInstruction, choose_collector, collect
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.search.cpu_evaluator import CpuEvaluator
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from pragma_ncu.backends.cpu import build as cpu_build
 from pragma_ncu.build import BuildCache, BuildRequest, BuildResult
-from pragma_ncu.cpu import build as cpu_build
 from pragma_ncu.runner import Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits

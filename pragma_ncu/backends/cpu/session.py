@@ -7,18 +7,18 @@ import time
 from pathlib import Path
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cpu import build as cpu_build
+from pragma_ncu.backends.cpu import ceilings as peaks
+from pragma_ncu.backends.cpu.collect import Collector, choose_collector
+from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
+from pragma_ncu.backends.cpu.profiling import profile_build
 from pragma_ncu.build import BuildCache
 from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.cpu import build as cpu_build
-from pragma_ncu.cpu import peaks
-from pragma_ncu.cpu.collect import Collector, choose_collector
-from pragma_ncu.cpu.run import profile_build
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.loop.backend import Profiled
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.search.cpu_evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
 from pragma_ncu.search.evaluator import Evaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator
@@ -36,8 +36,8 @@ def profiler_label(c: Collector, portable: bool = False) -> str:
                     "instructions)" if portable else "")
 
 
-class CpuBackend:
-    """The real thing on the CPU: cc/c++, the CPU worker, perf or cachegrind."""
+class CpuSession:
+    """The loop's session on the CPU: cc/c++, the CPU worker, perf or cachegrind."""
 
     def __init__(self, original: TaskSpec, settings: Settings, runner: Runner,
                  phases: Phases | None = None, collector: Collector | None = None,

@@ -10,9 +10,9 @@ from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 
+from pragma_ncu.backends.cpu import build as cpu_build
 from pragma_ncu.build import BuildCache, BuildRequest
 from pragma_ncu.ceilings import ComputeCeiling, read_cache, write_cache
-from pragma_ncu.cpu import build as cpu_build
 from pragma_ncu.settings import Settings
 
 ACC = 64  # accumulators per thread in peaks.c
@@ -23,7 +23,7 @@ TARGET_S = 0.2
 def measure(settings: Settings) -> dict[str, float]:
     """FP32 FLOP/s of peaks.c over all threads (2 FLOP per multiply-add)."""
     cc = cpu_build.find_compiler(settings, cxx=False)
-    source = resources.files("pragma_ncu.cpu").joinpath("peaks.c").read_text()
+    source = resources.files("pragma_ncu.backends.cpu").joinpath("peaks.c").read_text()
     cache = BuildCache(settings.cache_dir / "build-cpu")
     built = None
     for flags in (FLAGS, FLAGS[:2], FLAGS[:1]):  # without OpenMP or -march=native if refused

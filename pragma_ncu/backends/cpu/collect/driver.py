@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import jinja2
 import numpy as np
 
-from pragma_ncu.cpu.abi import c_type, supported
+from pragma_ncu.backends.cpu.abi import c_type, supported
 from pragma_ncu.errors import SpecError
 from pragma_ncu.resources import data_path
 from pragma_ncu.spec import ResolvedArg, ResolvedTask

@@ -19,11 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pragma_ncu.cpu import perf_stat
-from pragma_ncu.cpu.cachegrind import Cachegrind, CachegrindError
-from pragma_ncu.cpu.cachegrind import parse as parse_cachegrind
-from pragma_ncu.cpu.driver import driver_source
-from pragma_ncu.cpu.normalize import build_profile, event_name, from_cachegrind, from_perf
+from pragma_ncu.backends.cpu.collect import perf_stat
+from pragma_ncu.backends.cpu.collect.cachegrind import Cachegrind, CachegrindError
+from pragma_ncu.backends.cpu.collect.cachegrind import parse as parse_cachegrind
+from pragma_ncu.backends.cpu.collect.driver import driver_source
+from pragma_ncu.backends.cpu.collect.normalize import (
+    build_profile,
+    event_name,
+    from_cachegrind,
+    from_perf,
+)
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.spec import ResolvedTask

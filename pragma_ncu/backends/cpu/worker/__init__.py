@@ -1,9 +1,11 @@
-"""One `evaluate` request on the CPU: verify, time, re-verify a C kernel in a shared object.
+"""The CPU's worker side (`python -m pragma_ncu.worker --cpu`): hello answers with the host's
+facts, `evaluate` verifies, times and re-verifies a C kernel in a shared object, `ceiling`
+measures the host's copy bandwidth.
 
-The CPU twin of `evaluate.py`: the candidate is `candidate.cubin` (here the path of a .so) and
-`candidate.symbol` (a C function), called through ctypes on NumPy arrays with the arguments in
-the task's order: arrays by address, scalars by value as their C type. Nothing here imports
-CUDA. A kernel that crashes or hangs takes the worker with it; the parent's Runner reports that.
+The candidate is `candidate.cubin` (here the path of a .so) and `candidate.symbol` (a C
+function), called through ctypes on NumPy arrays with the arguments in the task's order: arrays
+by address, scalars by value as their C type. Nothing here imports CUDA. A kernel that crashes
+or hangs takes the worker with it; the parent's Runner reports that.
 """
 
 from __future__ import annotations
@@ -17,12 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu.cpu import abi
-from pragma_ncu.measurement import Measurement, OutputCheck, Status
-from pragma_ncu.spec import ResolvedArg
-from pragma_ncu.stats import TimingStats
-from pragma_ncu.worker import cpu_timing
-from pragma_ncu.worker.cpu_workspace import (
+from pragma_ncu.backends.cpu import abi
+from pragma_ncu.backends.cpu.worker import timing as cpu_timing
+from pragma_ncu.backends.cpu.worker.host import host_info
+from pragma_ncu.backends.cpu.worker.workspace import (
     Counts,
     HostWorkspace,
     RefArrays,
@@ -31,9 +31,16 @@ from pragma_ncu.worker.cpu_workspace import (
     run_checks,
     storage,
 )
-from pragma_ncu.worker.host import host_info
+from pragma_ncu.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.stats import TimingStats
 from pragma_ncu.worker.measure import measure
-from pragma_ncu.worker.protocol import EvalRequest, KernelRef, TimingConfig
+from pragma_ncu.worker.protocol import (
+    EvalRequest,
+    KernelRef,
+    TimingConfig,
+    eval_request_from_dict,
+)
 from pragma_ncu.worker.reference import (
     ReferenceCache,
     ReferenceFailure,
@@ -46,7 +53,7 @@ CEILING_BYTES = 256 << 20
 MIN_REFERENCE_BUDGET = 64 << 20
 
 
-class CpuSession:
+class HostState:
     """State a CPU worker keeps across requests: host facts, loaded libraries, reference outputs
     and the cache flusher (allocated once, on first use)."""
 
@@ -82,7 +89,7 @@ class CpuSession:
         return fn
 
 
-def evaluate(session: CpuSession, req: EvalRequest) -> Measurement:
+def evaluate(session: HostState, req: EvalRequest) -> Measurement:
     """Measure one candidate; its expected failures come back as a status."""
     start = time.perf_counter()
     task, cand = req.task, req.candidate
@@ -105,7 +112,7 @@ class CpuInstance:
     """The candidate loaded in this process with its host arrays: what `measure.measure`
     drives."""
 
-    def __init__(self, session: CpuSession, req: EvalRequest, ws: HostWorkspace,
+    def __init__(self, session: HostState, req: EvalRequest, ws: HostWorkspace,
                  fn: Any) -> None:
         self.session, self.req, self.ws, self.fn = session, req, ws, fn
         self.args = ws.call_args()  # the addresses never change: prepare() refills the buffers
@@ -149,7 +156,7 @@ def numpy_reference(ws: HostWorkspace, fn: Callable[..., Any], library: str = "n
     precision; its outputs flat, as the reference dtype."""
     return run_host_reference(fn, ws.args, ws.read, library)
 
-def kernel_reference(session: CpuSession, ws: HostWorkspace, ref: KernelRef) -> RefArrays:
+def kernel_reference(session: HostState, ws: HostWorkspace, ref: KernelRef) -> RefArrays:
     """Call the reference kernel on the current inputs into its own (aligned) output arrays."""
     try:
         fn = session.function(ref.cubin, ref.symbol, ws.args)
@@ -172,7 +179,35 @@ def kernel_reference(session: CpuSession, ws: HostWorkspace, ref: KernelRef) -> 
     return arrays
 
 
-def ceiling(session: CpuSession, nbytes: int = CEILING_BYTES) -> dict[str, Any]:
+def ceiling(session: HostState, nbytes: int = CEILING_BYTES) -> dict[str, Any]:
     """The host's copy-bandwidth ceiling: {"gbps", "method", "methods", "bytes"}, on a buffer of
     `nbytes` (at most an eighth of memory)."""
     return cpu_timing.measure_ceiling(nbytes, session.memory_bytes, int(session.host["cores"]))
+
+
+class CpuSide:
+    """The CPU worker's answers; its state (library and reference caches) outlives requests."""
+
+    def __init__(self) -> None:
+        self.state: HostState | None = None
+
+    def hello(self) -> dict[str, Any]:
+        if self.state is None:
+            self.state = HostState()
+        return {"ok": True, "device": self.state.host}
+
+    def handle(self, op: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        assert self.state is not None
+        if op == "evaluate":
+            result = evaluate(self.state, eval_request_from_dict(message))
+            return {"ok": True, "measurement": result.to_json(), "fatal": False}
+        if op == "ceiling":
+            return {"ok": True, "ceiling": ceiling(self.state,
+                                                   int(message.get("bytes", CEILING_BYTES)))}
+        if op == "launch":  # it exists for ncu, which profiles GPU kernels only
+            return {"ok": False, "kind": "protocol", "error": "the CPU worker has no 'launch' op"}
+        return None
+
+
+def make_side() -> CpuSide:
+    return CpuSide()

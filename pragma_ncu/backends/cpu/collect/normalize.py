@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.cpu.cachegrind import Cachegrind, LineCounts
-from pragma_ncu.cpu.perf_stat import PerfStat
+from pragma_ncu.backends.cpu.collect.cachegrind import Cachegrind, LineCounts
+from pragma_ncu.backends.cpu.collect.perf_stat import PerfStat
 from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, SourceLine
 
 CACHEGRIND_UNITS = {

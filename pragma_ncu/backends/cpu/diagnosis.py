@@ -1,4 +1,4 @@
-"""diagnose() for a CPU function profiled with perf or cachegrind (pragma_ncu.cpu).
+"""diagnose() for a CPU function profiled with perf or cachegrind (pragma_ncu.backends.cpu).
 
 Three readings, best first:
 1. perf's top-down metrics (tma_*, percent of pipeline slots): one finding per level-1 category,

@@ -1,0 +1,287 @@
+"""The package's layers, in one table, and the checker that holds the code to them.
+
+`LAYERS` is the one place the layers are written down: `tests/unit/test_architecture.py`
+checks every module's imports against it and checks that ARCHITECTURE.md shows the same table
+(`tools/architecture_table.py` writes that table from this one).
+
+Rules the checker enforces:
+- a module imports only modules of its own layer or of lower ones (a higher number);
+- the packages do not import each other in a cycle. A package is a top-level module or
+  subpackage of `pragma_ncu`; under `backends/`, each target's module (or subpackage) is one,
+  since a backend spans the layers (its worker side is layer 7, its diagnosis rules layer 4,
+  its session layer 2) and is held to each of them module by module.
+
+Every import counts: module-level and function-local ones (a deferred import is still a
+dependency). Imports under `if TYPE_CHECKING:` count for the layers too (an annotation naming a
+higher layer's type is still an upward dependency) but not for cycles, since they never run;
+the code has none that point upward.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "pragma_ncu"
+
+
+@dataclass(frozen=True)
+class Layer:
+    number: int
+    name: str
+    owns: str  # what lives there, in a few words
+    modules: tuple[str, ...]  # fnmatch patterns of module names below `pragma_ncu.`
+
+
+# Top to bottom. Within a backend (backends/<target>/...) each module has the layer of its role;
+# the patterns below name those roles. The first pattern that matches decides.
+LAYERS: tuple[Layer, ...] = (
+    Layer(1, "cli", "click commands: parse, one api call, print",
+          ("__main__", "cli", "cli.*")),
+    Layer(2, "api, loop, triage, report, backends' registry",
+          "the library API, the closed loop, regression triage, all rendering; the backend "
+          "registry, each target's Target and loop-facing session",
+          ("", "api", "loop", "loop.*", "triage", "triage.*", "report", "report.*", "doctor",
+           "backends", "backends.base", "backends.*.target", "backends.*.session",
+           "backends.*.report", "backends.*")),
+    Layer(3, "conductor", "deciding the next round from the measurements and the profile",
+          ("conductor", "conductor.*")),
+    Layer(4, "diagnose, backends' diagnosis rules",
+          "profile + compendium -> ranked findings; each collector's rules",
+          ("diagnose", "diagnose.*", "backends.*.diagnosis", "backends.*.diagnosis.*")),
+    Layer(5, "search, profile, ceilings, backends' evaluators and collectors",
+          "the parameter search; the profile model and ncu's report readers; measured "
+          "ceilings; each target's evaluator, collector, normalizer, profiling and bench",
+          ("search", "search.*", "profile", "profile.*", "ceilings", "backends.*.evaluator",
+           "backends.*.profiling", "backends.*.collect", "backends.*.collect.*",
+           "backends.*.ceilings", "backends.*.bench")),
+    Layer(6, "runner, pool, coder, knowledge, task, draft",
+          "the parent side of workers; LLM rewrites; the metric compendium; work orders; "
+          "`init`'s drafting",
+          ("runner", "pool", "pool.*", "coder", "coder.*", "knowledge", "knowledge.*", "task",
+           "draft", "draft.*")),
+    Layer(7, "worker, build, backends' builds and worker sides",
+          "the child process (serve, verify/time/re-verify, references); compiling and its "
+          "cache; each target's compiler and device side",
+          ("worker", "worker.*", "build", "backends.*.build", "backends.*.worker",
+           "backends.*.worker.*")),
+    Layer(8, "spec and the nouns every stage shares",
+          "spec, its validator and Python description, kernel templates, toolchain discovery, "
+          "the LLM client, the run store, dtypes, expressions, measurements, statistics, "
+          "round records, the roofline",
+          ("spec", "specfile", "describe", "kernel_template", "toolchain", "llm", "store",
+           "dtypes", "expr", "measurement", "stats", "records", "roofline", "backends.*.abi")),
+    Layer(9, "errors, settings, resources",
+          "typed exceptions; the one reader of environment variables; shipped data",
+          ("errors", "settings", "resources")),
+)
+
+
+LayerLookup = Callable[[str], Layer]
+PackageLookup = Callable[[str], str]
+
+
+def layer_of(module: str) -> Layer:
+    """The layer of `module` (a dotted name below `pragma_ncu`, "" for the package itself);
+    KeyError when no pattern covers it (every module must have a layer)."""
+    for layer in LAYERS:
+        if any(fnmatch.fnmatchcase(module, pattern) for pattern in layer.modules):
+            return layer
+    raise KeyError(f"pragma_ncu.{module} has no layer in tests/architecture.py LAYERS")
+
+
+def package_of(module: str) -> str:
+    """The package a module counts in for cycles: its top-level name, or under backends/ its
+    target's module (backends.cpu.worker, backends.cuda.session, ...)."""
+    parts = module.split(".")
+    if parts[0] == "backends" and len(parts) >= 3:
+        return ".".join(parts[:3])
+    if parts[0] == "backends" and len(parts) == 2:
+        return module
+    return parts[0]
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importer, below `pragma_ncu.`
+    target: str  # the imported module, below `pragma_ncu.` ("" for the package)
+    line: int
+    typing_only: bool  # under `if TYPE_CHECKING:`
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of the package at `root` (the folder holding __init__.py), by dotted name
+    below the package ("" for its __init__)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(root: Path, package: str = PACKAGE) -> Iterator[Import]:
+    """Every import of one of the package's own modules, in every module under `root`."""
+    known = modules(root)
+    for name, path in known.items():
+        tree = ast.parse(path.read_text(), str(path))
+        typing = _typing_only_lines(tree)
+        is_init = path.name == "__init__.py"
+        for node in ast.walk(tree):
+            for target in _targets(node, name, is_init, package, known):
+                yield Import(name, target, node.lineno, node.lineno in typing)
+
+
+def _targets(node: ast.AST, name: str, is_init: bool, package: str,
+             known: dict[str, Path]) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            target = _below(alias.name, package)
+            if target is not None:
+                yield _existing(target, known)
+    elif isinstance(node, ast.ImportFrom):
+        base = _absolute(node, name, is_init, package)
+        target = _below(base, package)
+        if target is None:
+            return
+        for alias in node.names:  # `from pkg import module` imports the module
+            sub = f"{target}.{alias.name}" if target else alias.name
+            yield sub if sub in known else _existing(target, known)
+
+
+def _absolute(node: ast.ImportFrom, name: str, is_init: bool, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    here = [package, *name.split(".")] if name else [package]
+    if not is_init:
+        here = here[:-1]
+    here = here[: len(here) - (node.level - 1)]
+    return ".".join(here + ([node.module] if node.module else []))
+
+
+def _below(dotted: str, package: str) -> str | None:
+    if dotted == package:
+        return ""
+    if dotted.startswith(package + "."):
+        return dotted[len(package) + 1:]
+    return None
+
+
+def _existing(target: str, known: dict[str, Path]) -> str:
+    """`target`, or the nearest enclosing module that exists (an attribute of a module)."""
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def _typing_only_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                for sub in ast.walk(child):
+                    if hasattr(sub, "lineno"):
+                        lines.add(sub.lineno)
+    return lines
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+@dataclass(frozen=True)
+class Violation:
+    importer: str
+    imported: str
+    line: int
+    importer_layer: Layer
+    imported_layer: Layer
+
+    def __str__(self) -> str:
+        return (f"pragma_ncu.{self.importer} (layer {self.importer_layer.number}, "
+                f"{self.importer_layer.name}) imports pragma_ncu.{self.imported} (layer "
+                f"{self.imported_layer.number}, {self.imported_layer.name}) at line {self.line}")
+
+
+def upward(found: Iterable[Import], layer: LayerLookup | None = None) -> list[Violation]:
+    """The imports from a lower layer (a higher number) into a higher one."""
+    look = layer or layer_of
+    out = []
+    for imp in found:
+        mine, theirs = look(imp.module), look(imp.target)
+        if theirs.number < mine.number:
+            out.append(Violation(imp.module, imp.target, imp.line, mine, theirs))
+    return out
+
+
+def cycles(found: Iterable[Import], package: PackageLookup | None = None
+           ) -> list[tuple[str, ...]]:
+    """The import cycles between packages (strongly connected sets of more than one), each
+    sorted; imports under TYPE_CHECKING do not count."""
+    group = package or package_of
+    edges: dict[str, set[str]] = {}
+    for imp in found:
+        if imp.typing_only:
+            continue
+        a, b = group(imp.module), group(imp.target)
+        if a != b:
+            edges.setdefault(a, set()).add(b)
+            edges.setdefault(b, set())
+    return sorted(tuple(sorted(c)) for c in _strongly_connected(edges) if len(c) > 1)
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        top = stack.pop()
+                        on.discard(top)
+                        comp.append(top)
+                        if top == node:
+                            break
+                    out.append(comp)
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on.add(child)
+                work.append((child, iter(sorted(edges[child]))))
+            elif child in on:
+                low[node] = min(low[node], index[child])
+    return out
+
+
+def markdown_table(layers: Sequence[Layer] = LAYERS) -> str:
+    """The layer table as ARCHITECTURE.md shows it."""
+    rows = ["| layer | name | owns | modules |", "| --- | --- | --- | --- |"]
+    for layer in layers:
+        mods = ", ".join(f"`{m}`" if m else "`pragma_ncu` (package)" for m in layer.modules)
+        rows.append(f"| {layer.number} | {layer.name} | {layer.owns} | {mods} |")
+    return "\n".join(rows) + "\n"
+
+
