@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402
 
-from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu import api  # noqa: E402
+from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
+from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.search.autotune import SearchOptions, autotune  # noqa: E402
-from pragma_ncu.search.results import Budget  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
 from pragma_ncu.spec import Shape  # noqa: E402
 from pragma_ncu.specfile import load_spec  # noqa: E402
@@ -57,11 +57,9 @@ def pragma_side(shape: Shape) -> dict[str, Any]:
     spec = load_spec(KERNEL.with_suffix(".toml"))
     with tempfile.TemporaryDirectory() as cold:  # no compile cache: every nvcc run is paid for
         settings = load_settings().with_(cache_dir=Path(cold))
-        options = SearchOptions(strategy="exhaustive", budget=Budget(evaluations=100),
-                                jobs=settings.jobs)
         t0 = time.perf_counter()
-        with Runner(worker_command(settings)) as runner:
-            result = autotune(spec, [shape], settings, runner, options)
+        result = api.autotune(spec, shapes=[shape], strategy="exhaustive", budget=100,
+                              settings=settings)
         wall = time.perf_counter() - t0
     best = result.best_point or {}
     with Runner(worker_command(load_settings())) as runner:

@@ -14,15 +14,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-from pragma_ncu.toolchain import NvccInfo
-
-COMPILE_TIMEOUT_S = 600
 
 
 @dataclass(frozen=True)
@@ -89,43 +84,6 @@ class BuildCache:
         return self.root / key[:2] / key
 
 
-def parse_ptxas(log: str) -> dict[str, KernelResources]:
-    """Per-entry resources from a `-Xptxas -v` report."""
-    out: dict[str, KernelResources] = {}
-    current: str | None = None
-    values: dict[str, int] = {}
-    for line in log.splitlines():
-        m = re.search(r"(?:Compiling entry function|Function properties for) '?([\w$.]+)'?", line)
-        if m:
-            if current and current != m.group(1):
-                out[current] = KernelResources(**values)
-                values = {}
-            current = m.group(1)
-            continue
-        if current is None:
-            continue
-        for pattern, key in (
-            (r"(\d+) bytes stack frame", "stack"), (r"(\d+) bytes spill stores", "spill_stores"),
-            (r"(\d+) bytes spill loads", "spill_loads"), (r"Used (\d+) registers", "registers"),
-            (r"used (\d+) barriers", "barriers"), (r"(\d+) bytes smem", "shared_static"),
-            (r"(\d+) bytes cmem\[0\]", "const_mem"),
-        ):
-            found = re.search(pattern, line)
-            if found:
-                values[key] = int(found.group(1))
-    if current:
-        out[current] = KernelResources(**values)
-    return out
-
-
-def find_symbol(name: str, entries: Sequence[str]) -> str | None:
-    """The entry for `name`: itself (extern "C"), or a mangled C++ name of that function."""
-    if name in entries:
-        return name
-    mangled = [e for e in entries if re.match(rf"_Z(?:N\w*?)?{len(name)}{re.escape(name)}", e)]
-    return mangled[0] if mangled else None
-
-
 def local_includes(source: str, folder: Path, seen: set[Path] | None = None) -> list[Path]:
     """Files pulled in with #include "..." from `folder`, recursively (for the cache key)."""
     seen = set() if seen is None else seen
@@ -138,13 +96,6 @@ def local_includes(source: str, folder: Path, seen: set[Path] | None = None) -> 
         found.append(path)
         found += local_includes(path.read_text(errors="replace"), path.parent, seen)
     return found
-
-
-def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
-    return content_key(req, [req.source, req.kernel_name, req.arch, list(req.flags),
-                             list(req.defines), list(req.include_dirs), req.lineinfo,
-                             nvcc.banner,
-                             line_directive(req)])  # the cubin's line table names the file
 
 
 def content_key(req: BuildRequest, parts: list[Any]) -> str:
@@ -167,13 +118,6 @@ def line_directive(req: BuildRequest) -> str:
     return f'#line 1 "{path}"\n'
 
 
-def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> list[str]:
-    cmd = [nvcc.path, f"-arch={req.arch}", "-cubin", "-Xptxas", "-v", "-o", str(out)]
-    if req.lineinfo:
-        cmd.append("-lineinfo")
-    return cmd + source_arguments(req, src)
-
-
 def source_arguments(req: BuildRequest, src: Path) -> list[str]:
     """What every compiler is given after its own options: the macros, the include folders
     (the request's, then the source's own folder), the spec's flags and the source."""
@@ -181,12 +125,6 @@ def source_arguments(req: BuildRequest, src: Path) -> list[str]:
     return [*(f"-D{k}={v}" for k, v in req.defines),
             *(f"-I{d}" for d in (*req.include_dirs, str(folder) if str(folder) else ".")),
             *req.flags, str(src)]
-
-
-def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
-    """Compile one kernel (or return the cached result of the same compile)."""
-    key = cache_key(req, nvcc)
-    return cached_build(key, cache, lambda tmp, entry: _compile(req, nvcc, key, tmp, entry))
 
 
 def cached_build(key: str, cache: BuildCache,
@@ -253,26 +191,3 @@ def failed_build(kernel_name: str, arch: str, message: str) -> BuildResult:
     return BuildResult(status="compile_error", kernel_name=kernel_name, symbol=None,
                        cubin_path=None, resources=None, log=message, arch=arch, command=(),
                        key="")
-
-
-def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
-    src = tmp / "kernel.cu"
-    run = run_compiler(req, src, nvcc_command(req, nvcc, src, tmp / "kernel.cubin"), "nvcc",
-                       COMPILE_TIMEOUT_S)
-    if run.returncode != 0:
-        return run.result(req, key, "compile_error")
-    per_entry = parse_ptxas(run.log)
-    symbol = find_symbol(req.kernel_name, list(per_entry))
-    if symbol is None:
-        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry))
-    return run.result(req, key, "ok", symbol=symbol, cubin_path=str(entry / "kernel.cubin"),
-                      resources=per_entry[symbol], entries=tuple(per_entry))
-
-
-def build_many(reqs: Sequence[BuildRequest], nvcc: NvccInfo, cache: BuildCache,
-               jobs: int) -> list[BuildResult]:
-    """Compile in parallel on `jobs` threads (each runs an nvcc process); results in order."""
-    if len(reqs) <= 1 or jobs <= 1:
-        return [build(r, nvcc, cache) for r in reqs]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda r: build(r, nvcc, cache), reqs))

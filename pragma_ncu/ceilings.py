@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.roofline import DATASHEET_KEYS
 from pragma_ncu.runner import Runner
 
 CEILING_BYTES = 1 << 30
@@ -72,6 +74,17 @@ def read_cache(path: Path) -> dict:
 
 
 @dataclass(frozen=True)
+class DeviceCeilings:
+    """What `pragma-ncu ceilings` measured on one device: the device (its worker's DeviceInfo
+    or HostInfo), its name, the copy ceiling and the compute ceilings."""
+
+    device: Any
+    name: str
+    copy: Ceiling
+    compute: ComputeCeiling
+
+
+@dataclass(frozen=True)
 class ComputeCeiling:
     """Measured operations per second of each compute unit (peaks.cu), and the vendor GEMM's
     TFLOP/s for reference; `per_second` keys are roofline.COMPUTE_KINDS' units."""
@@ -110,3 +123,17 @@ def cached_compute_for_device(cache_file: Path, device_name: str) -> ComputeCeil
         return None
     newest = max(found, key=lambda v: str(v.get("measured_at", "")))
     return ComputeCeiling(**{**newest, "cached": True})
+
+
+def datasheet_for(device_name: str, knowledge: Compendium) -> dict[str, float]:
+    """The datasheet's rates of this GPU (knowledge/hardware.toml), keyed like the measured
+    ones: TFLOP/s per compute unit and `copy_gbps` (its DRAM bandwidth); {} for a GPU not
+    listed."""
+    spec = knowledge.gpu(device_name)
+    if spec is None:
+        return {}
+    sheet = {key: float(spec.values[name]) for key, name in DATASHEET_KEYS.items()
+             if name in spec.values}
+    if "dram_gbps" in spec.values:
+        sheet["copy_gbps"] = float(spec.values["dram_gbps"])
+    return sheet

@@ -6,11 +6,11 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from pragma_ncu.build import BuildCache, build
+from pragma_ncu.backends.cuda.build import build, harness_request
+from pragma_ncu.build import BuildCache
 from pragma_ncu.errors import NoGPUError, ToolchainError
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
-from pragma_ncu.task import harness_request
 from pragma_ncu.toolchain import NcuInfo, NvccInfo, find_ncu, find_nvcc
 
 PROFILE_TIMEOUT_S = 120
@@ -50,7 +50,7 @@ def _cuda_python() -> Check:
 
 
 def _gpu(settings: Settings) -> tuple[DeviceInfo | None, Check]:
-    from pragma_ncu.bench import worker_command
+    from pragma_ncu.backends.cuda.worker import worker_command
 
     try:
         with Runner(worker_command(settings), timeout_s=60) as runner:
@@ -98,7 +98,8 @@ def _counters(settings: Settings, ncu: NcuInfo, nvcc: NvccInfo, device: DeviceIn
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [ncu.path, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg",
                "-k", "regex:fill_", "-c", "1", "--target-processes", "all",
-               settings.python, "-m", "pragma_ncu.worker.selftest", str(harness.cubin_path)]
+               settings.python, "-m", "pragma_ncu.backends.cuda.worker.selftest",
+               str(harness.cubin_path)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp,
                                   timeout=PROFILE_TIMEOUT_S)

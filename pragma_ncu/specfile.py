@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -396,3 +398,82 @@ def _all_exprs(spec: TaskSpec) -> list[tuple[str, str]]:
     out += [("metrics.flops", spec.flops_expr)] if spec.flops_expr else []
     out += [(f"tune.restrictions[{i}]", r) for i, r in enumerate(spec.restrictions)]
     return out
+
+
+def spec_tables(spec: TaskSpec) -> dict[str, Any]:
+    """The TOML tables `spec` was (or could have been) parsed from: what the tune loop lays a
+    variant's overlay over, and what a run records for a spec built in Python. Paths are
+    absolute, so the tables mean the same from any folder; `parse_spec` of them gives `spec`
+    again (but for the reference's import folder, which is the spec's folder there)."""
+    data: dict[str, Any] = {"kernel": {
+        "name": spec.kernel_name, "source": str(spec.source_path.resolve()),
+        "flags": list(spec.flags), "template_args": list(spec.template_args)}}
+    data["params"] = {p.name: ({"default": p.default, "values": list(p.values),
+                                **({"flag": p.flag} if p.flag else {})}
+                               if p.values or p.flag else p.default) for p in spec.params}
+    if rules_of(spec.source_path).launch_required or spec.launch != LaunchSpec(("1",), ("1",)):
+        data["launch"] = {"grid": list(spec.launch.grid), "block": list(spec.launch.block),
+                          "shared_mem": spec.launch.shared_mem}
+    data["args"] = [_arg_table(a) for a in spec.args]
+    data["shapes"] = [{"name": s.name, **s.as_dict()} for s in spec.shapes]
+    data["tolerance"] = {**{name: {"atol": atol, "rtol": rtol}
+                            for name, atol, rtol in spec.tolerance.per_dtype},
+                         "max_bad_fraction": spec.tolerance.max_bad_fraction}
+    if spec.reference.function:
+        data["reference"] = {"function": _reference_function(spec),
+                             "library": spec.reference.library}
+    metrics = {"bytes": spec.bytes_expr, "flops": spec.flops_expr, "compute": spec.compute}
+    data["metrics"] = {k: v for k, v in metrics.items() if v is not None}
+    if spec.restrictions:
+        data["tune"] = {"restrictions": list(spec.restrictions)}
+    return data
+
+
+def _arg_table(a: ArgSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": a.name, "dtype": a.dtype.name, "role": a.role.value}
+    if a.role == Role.SCALAR:
+        return {**out, "value": a.value}
+    out["shape"] = list(a.shape)
+    if a.init is not None and isinstance(a.init.a, str):  # given (a default's are numbers)
+        low, high = _DISTS[a.init.dist]
+        out["init"] = {"dist": a.init.dist, low: a.init.a, high: a.init.b}
+    return out
+
+
+def _reference_function(spec: TaskSpec) -> str:
+    """'file.py:func' with the file's absolute path (it is found from any folder then)."""
+    target, name = str(spec.reference.function).split(":")
+    if not target.endswith(".py"):
+        return f"{target}:{name}"
+    base = spec.reference.base_dir or spec.spec_path.parent
+    return f"{(Path(base) / target).resolve()}:{name}"
+
+
+def toml_text(data: Mapping[str, Any]) -> str:
+    """`data` (spec tables) as TOML, in its order: tables ([kernel]) and arrays of tables
+    ([[args]]), values inline (what the tune loop shows the coder, and writes of a spec built
+    in Python)."""
+    lines: list[str] = []
+    for table, body in data.items():
+        if isinstance(body, list):
+            for item in body:
+                lines += ["", f"[[{table}]]", *(f"{_key(k)} = {_toml(v)}" for k, v in item.items())]
+        else:
+            lines += ["", f"[{table}]", *(f"{_key(k)} = {_toml(v)}" for k, v in body.items())]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)  # JSON's escapes are TOML's too

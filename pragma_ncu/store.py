@@ -22,6 +22,7 @@ from typing import Any
 
 DEFAULT_NAME = ".pragma-ncu/runs.sqlite"
 SCHEMA_VERSION = 1
+LATEST = ("latest", "last")  # what names the newest run
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -151,6 +152,25 @@ class Store:
                              f"{', '.join(r.id for r in self.runs()[-5:]) or 'none'}")
         return RunRow(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6],
                       row[7], json.loads(row[8]))
+
+    def resolve(self, run_id: str) -> RunRow:
+        """The run named by `run_id`: an exact id, a unique prefix, or "latest"/"last"."""
+        runs = self.runs()
+        if run_id.lower() in LATEST:
+            if not runs:
+                raise StoreError(f"no runs in {self.path} yet; `pragma-ncu tune` records them")
+            return max(runs, key=lambda r: (r.created, r.id))
+        exact = [r for r in runs if r.id == run_id]
+        matches = exact or [r for r in runs if run_id and r.id.startswith(run_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise StoreError(f"run {run_id!r} is ambiguous in {self.path}: it starts "
+                             f"{len(matches)} runs ({', '.join(r.id for r in matches[:5])}); "
+                             "give more of the id")
+        known = ", ".join(r.id for r in runs[-5:]) or "none"
+        raise StoreError(f"no run {run_id!r} in {self.path}; latest runs: {known} "
+                         "(`pragma-ncu trace --list` shows all)")
 
     def runs(self) -> list[RunRow]:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY created, id")]

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from importlib import resources
 from pathlib import Path
 
 from pragma_ncu import kernel_template as template
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, build_many
+from pragma_ncu.build import BuildRequest, BuildResult
 from pragma_ncu.errors import SpecError
-from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
-from pragma_ncu.toolchain import NvccInfo
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -21,8 +18,6 @@ from pragma_ncu.worker.protocol import (
     ReferenceSpec,
     TimingConfig,
 )
-
-HARNESS_ENTRY = "copy_vec16"
 
 
 def read_source(spec: TaskSpec) -> str:
@@ -63,47 +58,6 @@ def _write_rendered(text: str, spec: TaskSpec, render_dir: Path) -> Path:
         tmp.write_text(text)
         tmp.replace(path)
     return path
-
-
-def harness_request(arch: str) -> BuildRequest:
-    text = resources.files("pragma_ncu.worker").joinpath("harness.cu").read_text()
-    return BuildRequest(source=text, source_name="harness.cu", kernel_name=HARNESS_ENTRY,
-                        arch=arch, lineinfo=False)
-
-
-def build_with_harness(spec: TaskSpec, arch: str, nvcc: NvccInfo, settings: Settings,
-                       params: dict[str, ParamValue] | None = None) -> tuple[BuildResult,
-                                                                            BuildResult]:
-    """Compile the kernel and the harness for `arch`, in parallel; (kernel, harness)."""
-    cache = BuildCache(settings.cache_dir / "build")
-    kernel, harness = build_many([build_request(spec, arch, params,
-                                                render_dir=settings.cache_dir / "rendered"),
-                                  harness_request(arch)], nvcc, cache, settings.jobs)
-    return kernel, _checked_harness(harness, arch)
-
-
-def peaks_request(arch: str) -> BuildRequest:
-    text = resources.files("pragma_ncu.worker").joinpath("peaks.cu").read_text()
-    return BuildRequest(source=text, source_name="peaks.cu", kernel_name="peak_ffma", arch=arch,
-                        lineinfo=False)
-
-
-def build_peaks(arch: str, nvcc: NvccInfo, settings: Settings) -> BuildResult:
-    """The compute-ceiling microbenchmarks (worker/peaks.cu) for `arch`."""
-    return _checked_harness(build(peaks_request(arch), nvcc,
-                                  BuildCache(settings.cache_dir / "build")), arch)
-
-
-def build_harness(arch: str, nvcc: NvccInfo, settings: Settings) -> BuildResult:
-    """The harness alone (copies, L2 flush, checks), for callers that build kernels themselves."""
-    return _checked_harness(build(harness_request(arch), nvcc,
-                                  BuildCache(settings.cache_dir / "build")), arch)
-
-
-def _checked_harness(harness: BuildResult, arch: str) -> BuildResult:
-    if not harness.ok:
-        raise RuntimeError(f"the bundled harness failed to compile for {arch}:\n{harness.log}")
-    return harness
 
 
 def kernel_ref(built: BuildResult, task: ResolvedTask) -> KernelRef:
@@ -148,4 +102,3 @@ def eval_request(spec: TaskSpec, task: ResolvedTask, built: BuildResult,
         reference=reference_spec(spec, original or candidate),
         check=check_config(spec, task, seeds), timing=timing,
     )
-

@@ -45,9 +45,9 @@ LAYERS: tuple[Layer, ...] = (
     Layer(2, "api, loop, triage, report, backends' registry",
           "the library API, the closed loop, regression triage, all rendering; the backend "
           "registry, each target's Target and loop-facing session",
-          ("", "api", "loop", "loop.*", "triage", "triage.*", "report", "report.*", "doctor",
-           "backends", "backends.base", "backends.*.target", "backends.*.session",
-           "backends.*.report", "backends.*")),
+          ("", "api", "api.*", "loop", "loop.*", "triage", "triage.*", "report", "report.*",
+           "doctor", "backends", "backends.base", "backends.*.target", "backends.*.session",
+           "backends.*")),
     Layer(3, "conductor", "deciding the next round from the measurements and the profile",
           ("conductor", "conductor.*")),
     Layer(4, "diagnose, backends' diagnosis rules",

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from pragma_ncu.diagnose.engine import diagnose_in
+from pragma_ncu.backends import diagnose_in
+from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.diagnose.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile import csv_reader, normalize
 from pragma_ncu.profile.profiles import KernelProfile, Profile

@@ -51,7 +51,7 @@ def per_kernel(judged: dict[str, list[Verdict]]) -> str:
 
 def quantities() -> str:
     """The order of preference of each quantity's sources (docs/profiler.md)."""
-    from pragma_ncu.diagnose.quantities import QUANTITY_LIST
+    from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITY_LIST
 
     rows = [[q.name, q.meaning, "<br>".join(f"{i}. `{s.label}`" for i, s in
                                             enumerate(q.sources, 1)), q.collect]

@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pragma_ncu import task as tasks  # noqa: E402
-from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu.backends.cuda import build as cuda_build  # noqa: E402
+from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
+from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.report import bench as render  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402
@@ -97,7 +99,7 @@ def overhead(runner: Runner, settings) -> dict:  # type: ignore[no-untyped-def]
     shape = spec.shape_named("llama-7b")
     device = runner.hello()
     from pragma_ncu.toolchain import find_nvcc
-    built, harness = tasks.build_with_harness(spec, device.arch, find_nvcc(settings), settings)
+    built, harness = cuda_build.build_with_harness(spec, device.arch, find_nvcc(settings), settings)
     task = spec.resolve(shape)
     walls = []
     for _i in range(6):

@@ -41,7 +41,7 @@ done
 $py - "$out/kbuild1.json" "$out/kbuild2.json" <<'PY'
 import json, sys
 from pragma_ncu.knowledge.compendium import Compendium, load_generated
-from pragma_ncu.profile.collect import DIAGNOSIS_METRICS
+from pragma_ncu.backends.cuda.collect import DIAGNOSIS_METRICS
 from pragma_ncu.settings import load_settings
 for path in sys.argv[1:]:
     d = json.load(open(path))

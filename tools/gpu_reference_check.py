@@ -36,7 +36,8 @@ import numpy as np  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 from pragma_ncu import dtypes  # noqa: E402
-from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
+from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.errors import NoGPUError  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402

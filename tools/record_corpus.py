@@ -81,10 +81,11 @@ def run_app(only: list[str], pairs: str | None = None) -> int:
     """The profiled application: build every kernel (cached), then launch each once on seeded
     random inputs, in this one process."""
     from pragma_ncu import task as tasks
+    from pragma_ncu.backends.cuda import build as cuda_build
+    from pragma_ncu.backends.cuda.worker.evaluate import Session, launch_for_profile
+    from pragma_ncu.backends.cuda.worker.gpu import Gpu
     from pragma_ncu.settings import load_settings
     from pragma_ncu.toolchain import find_nvcc
-    from pragma_ncu.worker.evaluate import Session, launch_for_profile
-    from pragma_ncu.worker.gpu import Gpu
 
     settings = load_settings()
     nvcc = find_nvcc(settings)
@@ -92,7 +93,7 @@ def run_app(only: list[str], pairs: str | None = None) -> int:
     session = Session(gpu)
     arch = gpu.info()["arch"]
     for name, spec in app_specs(only, pairs).items():
-        built, harness = tasks.build_with_harness(spec, arch, nvcc, settings)
+        built, harness = cuda_build.build_with_harness(spec, arch, nvcc, settings)
         if not built.ok:
             print(f"app: {name} did not compile:\n{built.log}", file=sys.stderr)
             return 1
@@ -150,9 +151,9 @@ def export(ncu: str, report: Path, dest: Path, pages: tuple[str, ...] = FIXTURE_
 def record_ours(name: str, entry: dict[str, Any], out: Path, settings: Any, ncu: Any
                 ) -> dict[str, Any]:
     """pragma-ncu profile's collection of one kernel, its pages and the ncu wall time."""
-    from pragma_ncu.bench import worker_command
-    from pragma_ncu.profile.collect import CollectRequest
-    from pragma_ncu.profile.run import run_profile
+    from pragma_ncu.backends.cuda.collect import CollectRequest
+    from pragma_ncu.backends.cuda.profiling import run_profile
+    from pragma_ncu.backends.cuda.worker import worker_command
     from pragma_ncu.runner import Runner
     from pragma_ncu.specfile import load_spec
 
@@ -179,7 +180,8 @@ def record_ours(name: str, entry: dict[str, Any], out: Path, settings: Any, ncu:
 def prebuild(chosen: dict[str, dict[str, Any]], settings: Any, arch: str) -> float:
     """Compile every kernel once, on all cores, so that the profiled runs hit the cache."""
     from pragma_ncu import task as tasks
-    from pragma_ncu.build import BuildCache, build_many
+    from pragma_ncu.backends.cuda.build import build_many, harness_request
+    from pragma_ncu.build import BuildCache
     from pragma_ncu.specfile import load_spec
     from pragma_ncu.toolchain import find_nvcc
 
@@ -187,7 +189,7 @@ def prebuild(chosen: dict[str, dict[str, Any]], settings: Any, arch: str) -> flo
     requests = [tasks.build_request(load_spec(spec_path(e)), arch,
                                     render_dir=settings.cache_dir / "rendered")
                 for e in chosen.values()]
-    requests.append(tasks.harness_request(arch))
+    requests.append(harness_request(arch))
     results = build_many(requests, find_nvcc(settings), BuildCache(settings.cache_dir / "build"),
                          settings.jobs)
     failed = [r.kernel_name for r in results if not r.ok]
@@ -198,7 +200,8 @@ def prebuild(chosen: dict[str, dict[str, Any]], settings: Any, arch: str) -> flo
 
 def device_info() -> dict[str, Any]:
     """The GPU's facts, read in a child process so this one holds no CUDA context."""
-    code = "import json; from pragma_ncu.worker.gpu import Gpu; print(json.dumps(Gpu().info()))"
+    code = ("import json; from pragma_ncu.backends.cuda.worker.gpu import Gpu; "
+            "print(json.dumps(Gpu().info()))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     try:

@@ -28,13 +28,13 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pragma_ncu.bench import worker_command  # noqa: E402
-from pragma_ncu.diagnose.engine import diagnose  # noqa: E402
+from pragma_ncu.backends import diagnose  # noqa: E402
+from pragma_ncu.backends.cuda import collect as col  # noqa: E402
+from pragma_ncu.backends.cuda.profiling import run_profile  # noqa: E402
+from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.knowledge.compendium import Compendium  # noqa: E402
-from pragma_ncu.profile import collect as col  # noqa: E402
 from pragma_ncu.profile import csv_reader, normalize  # noqa: E402
 from pragma_ncu.profile.read import dump_with_ncu_report  # noqa: E402
-from pragma_ncu.profile.run import run_profile  # noqa: E402
 from pragma_ncu.report.diagnosis import explain_text  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import load_settings  # noqa: E402

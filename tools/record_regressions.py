@@ -29,11 +29,12 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pragma_ncu.bench import run_bench, worker_command  # noqa: E402
+from pragma_ncu.backends.cuda import collect as col  # noqa: E402
+from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
+from pragma_ncu.backends.cuda.profiling import ProfileRun, run_profile  # noqa: E402
+from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.knowledge.compendium import Compendium  # noqa: E402
 from pragma_ncu.measurement import Status  # noqa: E402
-from pragma_ncu.profile import collect as col  # noqa: E402
-from pragma_ncu.profile.run import ProfileRun, run_profile  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import Settings, load_settings  # noqa: E402
 from pragma_ncu.spec import TaskSpec  # noqa: E402

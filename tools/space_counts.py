@@ -17,7 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildCache, build_many
+from pragma_ncu.backends.cuda.build import build_many
+from pragma_ncu.build import BuildCache
 from pragma_ncu.search import feasibility
 from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings

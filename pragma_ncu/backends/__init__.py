@@ -1,0 +1,120 @@
+"""The backends' registry: target name -> `Target` (see `base`), and the diagnosis of a profile
+by the rules of the target that owns its collector.
+
+Built-in targets are folders of this package, each with a `target` module holding `TARGET`,
+imported on first use (`BUILTIN` lists them: a new built-in target is one folder and one name
+there). A target from outside the package (a plug-in, a test's) is handed to `register`.
+
+Nothing here is imported at module level, so that modules of a backend's lower layers (a
+worker side, the C types of `cpu.abi`) import as lightly as they did outside this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pragma_ncu.backends.base import Target
+    from pragma_ncu.diagnose.cite import Knowledge
+    from pragma_ncu.diagnose.findings import Diagnosis
+    from pragma_ncu.profile.profiles import KernelProfile, Profile
+    from pragma_ncu.spec import TaskSpec
+
+BUILTIN = ("cuda", "cpu")  # the folders here that are targets; the first is the default
+# Readers of profile files older than the recorded collector, and the collector each one read.
+LEGACY_READERS = {"ncu_report": "ncu", "csv": "ncu", "perf": "perf", "cachegrind": "cachegrind"}
+_registered: dict[str, Target] = {}
+
+
+def register(target: Target) -> None:
+    """Make `target` known by its name (replacing one of that name) and its sources known to
+    the spec validator."""
+    from pragma_ncu.spec import register_rules
+
+    _registered[target.name] = target
+    register_rules(target.rules)
+
+
+def get(name: str) -> Target:
+    """The target called `name`; KeyError names the known ones."""
+    if name in _registered:
+        return _registered[name]
+    if name in BUILTIN:
+        target: Target = importlib.import_module(f"{__name__}.{name}.target").TARGET
+        _registered.setdefault(name, target)
+        return _registered[name]
+    raise KeyError(f"no target {name!r}; known: {', '.join(names())}")
+
+
+def names() -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*BUILTIN, *_registered)))
+
+
+def targets() -> tuple[Target, ...]:
+    return tuple(get(name) for name in names())
+
+
+def target_for(spec: TaskSpec | Path) -> Target:
+    """The target that builds and runs a spec's kernel (or a source file)."""
+    from pragma_ncu.spec import target_of
+
+    return get(spec.target if not isinstance(spec, Path) else target_of(spec))
+
+
+def for_collector(collector: str) -> Target:
+    """The target whose diagnosis rules read the profiles of `collector`."""
+    found = next((t for t in targets() if collector in t.collectors), None)
+    if found is None:
+        raise KeyError(f"no target diagnoses profiles collected by {collector!r}")
+    return found
+
+
+def collector_of(profile: Profile) -> str:
+    """The collector that measured `profile`: recorded in it, else inferred (once, here) for
+    files written before it was: from the reader that read it, then from the collection's
+    notes, then from the first kernel's metrics."""
+    if profile.collector:
+        return profile.collector
+    if profile.reader in LEGACY_READERS:
+        return LEGACY_READERS[profile.reader]
+    noted = profile.collection.get("collector")
+    if isinstance(noted, str) and noted:
+        return noted
+    return kernel_collector(profile.kernels[0]) if profile.kernels else default_collector()
+
+
+def kernel_collector(kernel: KernelProfile) -> str:
+    """The collector whose metrics a kernel's profile carries, for a profile that does not
+    say: the first target (the default last) that recognizes them."""
+    for target in sorted(targets(), key=lambda t: t.name == BUILTIN[0]):
+        found = target.recognizes(kernel)
+        if found:
+            return found
+    return default_collector()
+
+
+def default_collector() -> str:
+    return get(BUILTIN[0]).collectors[0]
+
+
+def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
+             source_file: str | None = None, resources: dict[str, float] | None = None,
+             compute: dict[str, float] | None = None, *,
+             collector: str | None = None) -> Diagnosis:
+    """One kernel's diagnosis by the rules of its collector (`collector`; inferred from its
+    metrics when not given)."""
+    rules = for_collector(collector or kernel_collector(kernel)).diagnosis()
+    return rules(kernel, knowledge, ceiling_gbps, source_file, resources, compute)
+
+
+def diagnose_in(profile: Profile, kernel: KernelProfile, knowledge: Knowledge,
+                ceiling_gbps: float | None = None,
+                compute: dict[str, float] | None = None) -> Diagnosis:
+    """A kernel of `profile` diagnosed by the rules of the profile's collector, with what its
+    collection recorded (ceilings, source file, the build's resources)."""
+    from pragma_ncu.diagnose.engine import diagnose_in as with_rules
+
+    rules = for_collector(collector_of(profile)).diagnosis()
+    return with_rules(rules, profile, kernel, knowledge, ceiling_gbps, compute)

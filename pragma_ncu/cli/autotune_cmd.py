@@ -5,28 +5,22 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 import click
 
-from pragma_ncu.backends.cpu.profiling import cpu_runner
-from pragma_ncu.bench import worker_command
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
-from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options, pool_progress
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu import api
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
+from pragma_ncu.cli.pool_options import pool_options, pool_progress
+from pragma_ncu.errors import NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
-from pragma_ncu.runner import Runner
-from pragma_ncu.search.autotune import SearchOptions, autotune_shapes
-from pragma_ncu.search.autotune import autotune as run_autotune
-from pragma_ncu.search.output import write_results, write_table
-from pragma_ncu.search.results import Budget, Evaluation, SearchResult
+from pragma_ncu.search.results import Evaluation, SearchResult
 from pragma_ncu.search.serial import Progress
 from pragma_ncu.search.space import point_key
 from pragma_ncu.search.strategies import STRATEGIES
-from pragma_ncu.settings import Settings, load_settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.spec import TaskSpec
 
 
 @click.command()
@@ -80,92 +74,50 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     runs the same workers across a Ray cluster. Exit status: 0 done, 1 nothing verified, 2 bad
     input, 3 no GPU.
     """
-    settings = load_settings()
     task = load_task(kernel, spec)
-    chosen = pick_shapes(task, shapes)
-    names = {s.name for s in chosen}
-    checks = [s for s in task.shapes if s.name not in names] if shapes else []
-    if not any(p.values for p in task.params):
-        raise click.ClickException(f"{task.spec_path} declares no parameter with candidate "
-                                   "values ([params] NAME = {default = ..., values = [...]})")
-    options = SearchOptions(strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k,
-                            rounds=rounds, seed=seed, jobs=settings.jobs)
-    out = out_dir or Path("pragma-ncu-autotune") / task.source_path.name.split(".")[0]
+    values = parse_params(incumbent)
+    notice = progress_printer(fmt == "table")
+    options: dict[str, Any] = dict(
+        shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget, top_k=top_k,
+        rounds=rounds, seed=seed, incumbent=values, arch=arch, timeout=timeout,
+        out=out_dir or api.default_out(task), configs=configs,
+        pool=api.PoolRequest(gpus, workers, ray), progress=notice)
     try:
-        results = _search(task, chosen, checks, settings, options, PoolRequest(gpus, workers, ray),
-                          per_shape, (parse_params(incumbent), arch, timeout), fmt == "table")
+        with user_errors(ValueError, keep=(NoGPUError,)):
+            if per_shape:
+                shaped = api.autotune_shapes(task, **options)
+            else:
+                result = api.autotune(task, evaluations=lambda pool: _progress(
+                    fmt == "table", pool), **options)
     except NoGPUError as exc:
-        if task.is_cpu:
-            raise click.ClickException(f"the CPU worker did not start: {exc.reason}") from None
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)
         sys.exit(3)
-    except (PragmaError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
     if per_shape:
-        _shapes_out(results, task, chosen, out, configs, fmt)
-        sys.exit(0 if all(r.general.winner is not None for r in results) else 1)
-    (result,) = results
-    written = write_results(result, task, out, chosen, configs)
+        _shapes_out(task, shaped, fmt)
+        sys.exit(0 if all(r.general.winner is not None for r in shaped.results) else 1)
     if fmt == "json":
-        emit_json({**result.to_json(), "files": {k: str(v) for k, v in written.items()}})
+        emit_json({**result.to_json(), "files": dict(result.files)})
     else:
-        _print(result, written)
+        _print(result)
     sys.exit(0 if result.general.winner is not None else 1)
 
 
-def _search(task: TaskSpec, shapes: list[Shape], checks: list[Shape], settings: Settings,
-            options: SearchOptions, req: PoolRequest, per_shape: bool,
-            how: tuple[dict[str, ParamValue], str | None, float],
-            show: bool) -> list[SearchResult]:
-    """Start the workers, search, stop them: one result per shape with --per-shape, else one.
-    `how` is (incumbent, arch, timeout)."""
-    incumbent, arch, timeout = how
-    notice = progress_printer(show)
-    pool = open_pool(task, settings, timeout, req, notice)
-    # a Ray actor's runner has the Runner's interface
-    runner = cast(Runner, pool.primary.runner) if pool else _runner(task, settings, timeout)
-    try:
-        if per_shape:
-            return autotune_shapes(task, shapes, settings, runner, options, check_shapes=checks,
-                                   incumbent=incumbent, arch=arch, notice=notice, pool=pool)
-        return [run_autotune(task, shapes, settings, runner, options, check_shapes=checks,
-                             incumbent=incumbent, arch=arch, notice=notice, pool=pool,
-                             progress=_progress(show, pool))]
-    finally:
-        if pool is not None:
-            pool.close()
-        else:
-            runner.close()
-
-
-def _runner(task: TaskSpec, settings: Settings, timeout: float) -> Runner:
-    if task.is_cpu:
-        return cpu_runner(settings, timeout)
-    return Runner(worker_command(settings), timeout_s=timeout)
-
-
-def _shapes_out(results: list[SearchResult], task: TaskSpec, shapes: list[Shape], out: Path,
-                configs: Path | None, fmt: str) -> None:
-    """Each shape's results in its own folder, all winners in one config table."""
-    written = {r.shapes[0]: write_results(r, task, out / _safe(r.shapes[0]), shapes,
-                                          configs or out / "configs") for r in results}
-    table = write_table(results, task, configs or out / "configs", shapes)
+def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
+    """Each shape's results (in its own folder), and the one config table of all winners."""
+    files = {r.shapes[0]: dict(r.files) for r in shaped.results}
     if fmt == "json":
-        emit_json({"kernel": task.kernel_name, "table": str(table) if table else None,
-                   "shapes": {r.shapes[0]: {**r.to_json(), "files": {
-                       k: str(v) for k, v in written[r.shapes[0]].items()}} for r in results}})
+        emit_json({"kernel": task.kernel_name,
+                   "table": str(shaped.table) if shaped.table else None,
+                   "shapes": {r.shapes[0]: {**r.to_json(), "files": files[r.shapes[0]]}
+                              for r in shaped.results}})
         return
-    click.echo(tables.shapes_table(results))
+    click.echo(tables.shapes_table(list(shaped.results)))
     click.echo("")
-    if table is not None:
-        click.echo(f"table: {table}")
-    for shape, files in written.items():
-        click.echo(f"{shape}: {files['results'].parent}")
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    if shaped.table is not None:
+        click.echo(f"table: {shaped.table}")
+    for shape, written in files.items():
+        click.echo(f"{shape}: {Path(written['results']).parent}")
 
 
 def _progress(enabled: bool, pool: WorkerPool | None) -> Progress:
@@ -183,12 +135,12 @@ def _progress(enabled: bool, pool: WorkerPool | None) -> Progress:
     return show
 
 
-def _print(result: SearchResult, written: dict[str, Path]) -> None:
+def _print(result: SearchResult) -> None:
     click.echo(os.linesep.join(tables.stats_lines(result)))
     click.echo("")
     click.echo(tables.winners_table(result))
     click.echo("")
     click.echo(tables.retest_table(result))
     click.echo("")
-    for role, path in written.items():
+    for role, path in result.files:
         click.echo(f"{role}: {path}")

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
 import click
 
-from pragma_ncu.bench import BenchReport, run_bench, worker_command
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, pick_shapes, progress_printer
-from pragma_ncu.cli.pool_options import PoolRequest, open_pool, pool_options
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu import api
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
+from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.pool.devices import GpuSelection
-from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import bench as render
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import Settings, load_settings
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.worker.protocol import TimingConfig
 
 
 @click.command()
@@ -53,24 +44,13 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
     (each row names its GPU). Exit status: 0 all verified (or no GPU), 1 a shape failed, 2 bad
     input, 3 no GPU with --require-gpu.
     """
-    settings = load_settings()
     task = load_task(kernel, spec)
-    chosen = pick_shapes(task, shapes)
-    timing = TimingConfig(budget_ms=budget_ms)
+    values = parse_params(params)
     show = progress_printer(fmt == "table" and sys.stderr.isatty())
-    try:
-        pool = _pool(task, settings, timeout, PoolRequest(gpus, workers, ray), show)
-        # a pool closes its own workers; a Ray actor's runner has the Runner's interface
-        with (contextlib.nullcontext(cast(Runner, pool.primary.runner)) if pool
-              else Runner(worker_command(settings), timeout_s=timeout)) as runner:
-            try:
-                report = run_bench(task, chosen, settings, runner, params=parse_params(params),
-                                   arch=arch, timing=timing, progress=show, pool=pool)
-            finally:
-                if pool is not None:
-                    pool.close()
-    except PragmaError as exc:
-        raise click.ClickException(str(exc)) from None
+    with user_errors():
+        report = api.bench(task, shapes=shapes, params=values, arch=arch, timeout=timeout,
+                           budget_ms=budget_ms, pool=api.PoolRequest(gpus, workers, ray),
+                           progress=show)
     if fmt == "json":
         emit_json(render.bench_json(report))
     else:
@@ -78,16 +58,7 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
     sys.exit(_exit_code(report, require_gpu))
 
 
-def _pool(task: TaskSpec, settings: Settings, timeout: float, req: PoolRequest,
-          show: Callable[[str], None]) -> WorkerPool | None:
-    """The pool --gpus asks for; without a GPU, None (bench then compiles and says so)."""
-    try:
-        return open_pool(task, settings, timeout, req, show)
-    except NoGPUError:
-        return None
-
-
-def _print_table(report: BenchReport) -> None:
+def _print_table(report: api.BenchReport) -> None:
     for line in render.bench_header(report):
         click.echo(line)
     if not report.build.ok:
@@ -106,7 +77,7 @@ def _print_table(report: BenchReport) -> None:
         click.echo(f"  {line}")
 
 
-def _exit_code(report: BenchReport, require_gpu: bool) -> int:
+def _exit_code(report: api.BenchReport, require_gpu: bool) -> int:
     if not report.build.ok:
         return 1
     if report.device is None:

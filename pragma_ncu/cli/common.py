@@ -1,49 +1,46 @@
-"""Helpers shared by commands: loading specs and shapes with user-facing errors."""
+"""Helpers shared by commands: parsing what the API does not (NAME=VALUE pairs), printing, and
+turning the API's errors into click's (a one-line message, the right exit status)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from pragma_ncu.errors import PragmaError, SpecError
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu import api
+from pragma_ncu.errors import PragmaError
+from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.store import StoreError
+
+
+@contextlib.contextmanager
+def user_errors(*also: type[Exception], keep: tuple[type[Exception], ...] = ()
+                ) -> Iterator[None]:
+    """The API's errors as click's: options that do not go together exit 2 (naming the option
+    where there is one), everything else a PragmaError (or one of `also`) says exits 1; the
+    errors in `keep` pass through for the command to handle."""
+    try:
+        yield
+    except keep:
+        raise
+    except api.UsageError as exc:
+        if exc.option:
+            raise click.BadParameter(str(exc), param_hint=exc.option) from None
+        raise click.UsageError(str(exc)) from None
+    except Exception as exc:
+        if isinstance(exc, (PragmaError, StoreError, *also)):
+            raise click.ClickException(str(exc)) from None
+        raise
 
 
 def load_task(kernel: Path, spec: Path | None) -> TaskSpec:
-    if not kernel.is_file():
-        raise click.ClickException(f"kernel file not found: {kernel}")
-    try:
-        return load_spec(spec or spec_path_for(kernel), kernel)
-    except PragmaError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def pick_shapes(spec: TaskSpec, wanted: tuple[str, ...]) -> list[Shape]:
-    """Shapes by name, or ad hoc as 'T=4096,d=11008'; all of the spec's when none are named."""
-    if not wanted:
-        return list(spec.shapes)
-    shapes = []
-    for item in wanted:
-        if "=" in item:
-            try:
-                dims = tuple((k.strip(), int(v)) for k, v in
-                             (part.split("=") for part in item.split(",")))
-            except ValueError:
-                raise click.BadParameter(f"{item!r}: expected NAME=INT[,NAME=INT...]",
-                                         param_hint="--shape") from None
-            shapes.append(Shape(item, dims))
-        else:
-            try:
-                shapes.append(spec.shape_named(item))
-            except SpecError as exc:
-                raise click.BadParameter(str(exc), param_hint="--shape") from None
-    return shapes
+    with user_errors():
+        return api.load(kernel, spec)
 
 
 def parse_params(items: tuple[str, ...]) -> dict[str, ParamValue]:

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import PragmaError
+from pragma_ncu import api
+from pragma_ncu.cli.common import user_errors
+from pragma_ncu.draft import Draft
 from pragma_ncu.specfile import placeholders, spec_path_for
 
 
@@ -31,12 +32,10 @@ def init(kernel_file: Path, name: str | None, spec_path: Path | None, reference:
     count) is a "<fill>" placeholder; every guess is marked GUESS. Existing files are never
     replaced without --force.
     """
-    try:
-        draft = draft_spec(kernel_file, name, spec_path, None if reference == "none" else reference)
-        written = write_draft(draft, force)
-    except PragmaError as exc:
-        raise click.ClickException(str(exc)) from None
-    for line in summary(draft, written, kernel_file):
+    with user_errors():
+        done = api.init(kernel_file, name=name, spec_path=spec_path,
+                        reference=None if reference == "none" else reference, force=force)
+    for line in summary(done.draft, done.written, kernel_file):
         click.echo(line)
 
 

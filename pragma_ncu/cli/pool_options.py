@@ -1,39 +1,22 @@
 """The options that spread measurement over many workers (`--gpus`, `--workers`, `--ray`),
-shared by autotune, tune and bench, and the pool they open."""
+shared by autotune, tune and bench (the pool itself is opened by `pragma_ncu.api`), and the
+progress line of a search on many workers."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from pragma_ncu.backends.cpu.profiling import cpu_runner
-from pragma_ncu.bench import worker_command
 from pragma_ncu.pool import devices
-from pragma_ncu.pool.workers import LaneActivity, Slot, WorkerPool, WorkerRunner
-from pragma_ncu.runner import DeviceInfo, HostInfo, Runner
+from pragma_ncu.pool.workers import LaneActivity, WorkerPool
 from pragma_ncu.search.results import Evaluation
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import TaskSpec
 
 F = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class PoolRequest:
-    gpus: devices.GpuSelection | None = None
-    workers: int | None = None
-    ray: str | None = None
-
-    @property
-    def wanted(self) -> bool:
-        return self.gpus is not None or self.workers is not None or self.ray is not None
 
 
 def _gpus(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -57,58 +40,6 @@ def pool_options(f: F) -> F:
                      help="Measure on several GPUs at once, one worker each: all, a count, or "
                      "ordinals (one GPU by ordinal: 3,). Re-tests run on the first one.")(f)
     return f
-
-
-def open_pool(task: TaskSpec, settings: Settings, timeout: float, req: PoolRequest,
-              notice: Callable[[str], None]) -> WorkerPool | None:
-    """The started pool the request asks for, or None for the usual single worker. Bad
-    combinations are click errors; a host without the devices is a NoGPUError or PoolError."""
-    if not req.wanted:
-        return None
-    if task.is_cpu and req.gpus is not None:
-        raise click.UsageError("a C/C++ kernel runs on the CPU: use --workers N, not --gpus")
-    if not task.is_cpu and req.workers is not None:
-        raise click.UsageError("--workers is for C/C++ kernels on the CPU; a CUDA kernel "
-                               "takes --gpus")
-    if task.is_cpu and req.workers is None:
-        raise click.UsageError("--ray with a C/C++ kernel needs --workers N")
-    slots, make = (_ray(task, timeout, req) if req.ray is not None
-                   else _local(task, settings, timeout, req))
-    notice(f"starting {len(slots)} workers" + (" through Ray" if req.ray else ""))
-    return WorkerPool(slots, make, notice=notice).start()
-
-
-def _local(task: TaskSpec, settings: Settings, timeout: float,
-           req: PoolRequest) -> tuple[list[Slot], Callable[[Slot], WorkerRunner]]:
-    if task.is_cpu:
-        assert req.workers is not None
-        return ([Slot(f"cpu{i}") for i in range(req.workers)],
-                lambda _: cpu_runner(settings, timeout))
-    assert req.gpus is not None
-    env = dict(os.environ)  # passed through to the workers, with each one's pin
-    try:
-        chosen = devices.select(req.gpus, devices.list_gpus(settings.python, env))
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--gpus") from None
-    command = worker_command(settings)
-    return (devices.gpu_slots(chosen, env),
-            lambda slot: Runner(command, timeout_s=timeout, env=dict(slot.env)))
-
-
-def _ray(task: TaskSpec, timeout: float,
-         req: PoolRequest) -> tuple[list[Slot], Callable[[Slot], WorkerRunner]]:
-    from pragma_ncu.pool import ray_workers
-
-    if req.gpus is not None and req.gpus.ordinals:
-        raise click.BadParameter("with --ray, --gpus takes all or a count: Ray places the "
-                                 "workers", param_hint="--gpus")
-    cpus = max(req.workers or 0, os.cpu_count() or 1) if task.is_cpu else None
-    ray = ray_workers.connect(req.ray or "auto", cpus=cpus)
-    count = req.workers if task.is_cpu else (req.gpus.count if req.gpus else None)
-    slots = ray_workers.ray_slots(ray, "cpu" if task.is_cpu else "gpu", count)
-    describe = HostInfo.from_json if task.is_cpu else DeviceInfo.from_json
-    return slots, lambda slot: ray_workers.RayRunner(ray, slot, cpu=task.is_cpu,
-                                                     timeout_s=timeout, describe=describe)
 
 
 def pool_progress(pool: WorkerPool, enabled: bool,

@@ -13,15 +13,12 @@ from pathlib import Path
 
 import click
 
-from pragma_ncu.cli.common import emit_json, parse_params, pick_shapes, progress_printer
-from pragma_ncu.cli.knowledge_cmd import load_compendium
+from pragma_ncu import api
+from pragma_ncu.cli.common import emit_json, parse_params, progress_printer
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.settings import load_settings
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import load_spec, spec_path_for
-from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, triage
+from pragma_ncu.store import DEFAULT_NAME
+from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
 from pragma_ncu.triage.junit import report_junit
-from pragma_ncu.triage.load import MeasureOptions, is_source, measure_side, read_side
 from pragma_ncu.triage.overview import DEFAULT_TOP, overview_markdown, overview_text
 from pragma_ncu.triage.render import report_markdown, report_text
 from pragma_ncu.triage.report import EXIT_INPUT, TriageReport
@@ -65,49 +62,37 @@ class InputError(click.ClickException):
               show_default=True, help="For .cu/.toml sides: where profiles and timings go.")
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="For .cu/.toml sides: seconds a worker or ncu run may take.")
+@click.option("--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path(DEFAULT_NAME), show_default=True,
+              help="For run:ID sides: the run store of `pragma-ncu tune`.")
 def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
                    show_all: bool, kernel_name: str | None, match_by: str, reader: str,
                    spec: Path | None, shape: str | None, params: tuple[str, ...],
-                   arch: str | None, repeat: int, out: Path, timeout: float) -> None:
+                   arch: str | None, repeat: int, out: Path, timeout: float,
+                   store_path: Path) -> None:
     """Compare BASE with NEW kernel by kernel: what the application lost, and why.
 
     Launches are grouped by kernel (full name with template arguments, and launch
     configuration); each group's launches on both sides are its timing sample. Each side is
     a .ncu-rep, a profile .json(.gz), a folder of ncu CSV pages (raw.csv, details.csv,
-    source.csv; a timing.json beside them adds repeated timings), or a kernel: a .cu file
-    with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no regression, 1
-    a regression beyond --threshold, 2 bad input.
+    source.csv; a timing.json beside them adds repeated timings), run:ID (or run:last) for
+    the historical best of a `tune` run (the profile the loop took of it), or a kernel: a .cu
+    file with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no
+    regression, 1 a regression beyond --threshold, 2 bad input.
     """
-    settings = load_settings()
-    options = MeasureOptions(parse_params(params), arch, repeat, timeout, out)
     show = progress_printer(fmt == "text" and sys.stderr.isatty())
-    sides = []
-    for role, target in (("BASE", base), ("NEW", new)):
-        try:
-            if is_source(target):
-                task = _task(Path(target), spec)
-                chosen = pick_shapes(task, (shape,) if shape else ())[0]
-                sides.append(measure_side(task, chosen, role, settings, options, show))
-            else:
-                sides.append(read_side(target, role, settings, reader))
-        except PragmaError as exc:
-            raise InputError(str(exc)) from None
+    values = parse_params(params)
     try:
-        report = triage(sides[0], sides[1], load_compendium(), threshold_pct=threshold,
-                        kernel=kernel_name, by_order=match_by == "order")
+        report = api.triage(base, new, threshold=threshold, kernel=kernel_name,
+                            by_order=match_by == "order", reader=reader, spec=spec, shape=shape,
+                            params=values, arch=arch, repeats=repeat, out=out, timeout=timeout,
+                            store=store_path, progress=show)
+    except api.UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option or None) from None
     except PragmaError as exc:
         raise InputError(str(exc)) from None
     _emit(report, fmt, top, show_all, drill=bool(kernel_name))
     sys.exit(report.exit_code)
-
-
-def _task(target: Path, spec: Path | None) -> TaskSpec:
-    """The spec of a kernel side: a .toml names its .cu; a .cu uses --spec or the .toml beside."""
-    if not target.is_file():
-        raise InputError(f"no such file: {target}")
-    if target.suffix == ".toml":
-        return load_spec(target)
-    return load_spec(spec or spec_path_for(target), target)
 
 
 def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool) -> None:

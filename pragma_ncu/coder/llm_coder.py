@@ -13,7 +13,6 @@ a message, a call or an error.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import tomllib
@@ -36,6 +35,7 @@ from pragma_ncu.errors import LLMBadReply, LLMUnavailable, PragmaError
 from pragma_ncu.llm import LLMClient, LLMText, Message
 from pragma_ncu.records import Citation, KernelState, LLMCall
 from pragma_ncu.resources import data_path
+from pragma_ncu.specfile import toml_text
 
 KINDS = ("rewrite", "repair")
 ROLE = "coder"
@@ -244,30 +244,8 @@ def format_number(value: Any) -> str:
 
 def overlay_toml(overlay: Mapping[str, Any]) -> str:
     """A variant's overlay as TOML tables (inline tables and arrays inside), "" when empty."""
-    chunks = []
-    for table, body in overlay.items():
-        if isinstance(body, Mapping):
-            lines = [f"[{_toml_key(table)}]"]
-            lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in body.items()]
-            chunks.append("\n".join(lines))
-    return "\n\n".join(chunks)
-
-
-def _toml_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}"
-                                for k, v in value.items()) + " }"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(str(value), ensure_ascii=False)  # JSON's escapes are TOML's too
+    tables = {name: body for name, body in overlay.items() if isinstance(body, Mapping)}
+    return toml_text(tables).strip("\n") if tables else ""
 
 
 # --- small helpers -------------------------------------------------------------------------

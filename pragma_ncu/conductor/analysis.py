@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pragma_ncu.conductor.state import CPU_KEY_METRICS
-from pragma_ncu.diagnose.engine import Knowledge
+from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.records import Bullet, Citation, KernelState
 from pragma_ncu.roofline import MEMORY

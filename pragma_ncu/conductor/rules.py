@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from pragma_ncu.conductor import analysis
-from pragma_ncu.diagnose.engine import Knowledge
+from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
 from pragma_ncu.roofline import MEMORY

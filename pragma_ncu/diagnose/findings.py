@@ -66,7 +66,7 @@ class Gap:
     sections that carry what it lacks."""
 
     cause: str
-    missing: tuple[str, ...]  # quantities (pragma_ncu.diagnose.quantities.QUANTITIES)
+    missing: tuple[str, ...]  # quantities (the CUDA rules' quantities.QUANTITIES)
     sections: tuple[str, ...]
     inferred: bool = False  # assessed through a weaker proxy only
 

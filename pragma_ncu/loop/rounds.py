@@ -12,16 +12,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.base import Session
 from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
 from pragma_ncu.conductor.accept import Acceptance, accept
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
-from pragma_ncu.diagnose.engine import Knowledge, diagnose
+from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.loop.backend import Backend
 from pragma_ncu.loop.side_by_side import (
     Entrant,
     check_everywhere,
@@ -60,7 +61,7 @@ class Context:
     spec: TaskSpec  # the user's spec (the original variant's)
     base: dict[str, Any]  # the user's spec tables, for variants' overlays
     spec_text: str
-    backend: Backend
+    backend: Session  # the target's session (or, in tests, a simulated one)
     knowledge: Knowledge
     store: Store
     run_id: str
@@ -117,7 +118,7 @@ def run(ctx: Context, state: State | None = None) -> State:
 
 
 def variant_checker(spec: TaskSpec, base: dict[str, Any], run_dir: Path,
-                    backend: Backend) -> Callable[[Variant], str | None]:
+                    backend: Session) -> Callable[[Variant], str | None]:
     """The coder's check of a reply: the variant's spec parses and it compiles at its
     defaults; None when fine, else the error to feed back."""
     def check(variant: Variant) -> str | None:

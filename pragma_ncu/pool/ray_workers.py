@@ -78,8 +78,11 @@ def ray_slots(ray: Any, kind: str, count: int | None) -> list[Slot]:
 class WorkerActor:
     """Runs on a node (as a Ray actor): one worker process, and the files shipped to it."""
 
-    def __init__(self, cpu: bool, timeout_s: float, omp_threads: str | None) -> None:
-        command = [sys.executable, "-m", "pragma_ncu.worker", *(["--cpu"] if cpu else [])]
+    def __init__(self, cpu: bool, timeout_s: float, omp_threads: str | None,
+                 worker_args: tuple[str, ...] = ()) -> None:
+        # the worker's command after the interpreter (its target's), on the node's Python
+        args = worker_args or ("-m", "pragma_ncu.worker", *(["--cpu"] if cpu else []))
+        command = [sys.executable, *args]
         env = dict(os.environ)
         env.pop("OMP_NUM_THREADS", None)  # Ray sets it to the actor's CPUs; the driver's rules
         if omp_threads is not None:
@@ -196,9 +199,10 @@ class RayRunner:
     """A `Runner` whose worker runs in a Ray actor: the pool's lanes use either alike."""
 
     def __init__(self, ray: Any, slot: Slot, *, cpu: bool, timeout_s: float,
-                 describe: Callable[[dict[str, Any]], Any]) -> None:
+                 describe: Callable[[dict[str, Any]], Any],
+                 worker_args: tuple[str, ...] = ()) -> None:
         self.ray, self.slot, self.cpu, self.timeout_s = ray, slot, cpu, timeout_s
-        self.describe = describe
+        self.describe, self.worker_args = describe, worker_args
         self.device: Any = None
         self.host = ""
         self.starts = 0
@@ -215,7 +219,8 @@ class RayRunner:
             return self._actor
         need = {"num_cpus": 1, "num_gpus": 0} if self.cpu else {"num_cpus": 0, "num_gpus": 1}
         actor = self._cls.options(**need).remote(self.cpu, self.timeout_s,
-                                                 os.environ.get("OMP_NUM_THREADS"))
+                                                 os.environ.get("OMP_NUM_THREADS"),
+                                                 self.worker_args)
         try:
             answer = self.ray.get(actor.hello.remote(), timeout=HELLO_TIMEOUT_S)
         except Exception as exc:  # placement timed out, or the actor failed to start

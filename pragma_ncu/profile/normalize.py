@@ -19,7 +19,7 @@ def from_raw(raw: dict[str, Any], collection: dict[str, Any] | None = None,
              ncu_version: str = "") -> Profile:
     kernels = tuple(_kernel(k) for k in raw.get("kernels", ()))
     return Profile(kernels, str(raw.get("reader", "")), raw.get("report") or None, ncu_version,
-                   collection or {})
+                   collection or {}, collector="ncu")
 
 
 def _kernel(k: dict[str, Any]) -> KernelProfile:

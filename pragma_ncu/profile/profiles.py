@@ -84,6 +84,9 @@ class Profile:
     report: str | None = None  # the .ncu-rep it was read from
     ncu_version: str = ""
     collection: dict[str, Any] = field(default_factory=dict)  # how it was collected, if by us
+    # the collector that measured it ("ncu", "perf", "cachegrind"): it picks the diagnosis
+    # rules; "" in files written before it was recorded (pragma_ncu.backends.collector_of)
+    collector: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -100,7 +103,7 @@ def profile_from_json(data: dict[str, Any]) -> Profile:
         raise ValueError(f"profile schema {data.get('schema')!r}, expected {SCHEMA_VERSION}")
     kernels = tuple(_kernel_from_json(k) for k in data["kernels"])
     return Profile(kernels, data["reader"], data.get("report"), data.get("ncu_version", ""),
-                   data.get("collection") or {})
+                   data.get("collection") or {}, str(data.get("collector") or ""))
 
 
 def _kernel_from_json(k: dict[str, Any]) -> KernelProfile:

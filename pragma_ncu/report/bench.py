@@ -7,7 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from pragma_ncu.bench import BenchReport, BenchRow
+from pragma_ncu.backends.cuda.bench import BenchReport, BenchRow
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import ComputeCeiling
 from pragma_ncu.roofline import COMPUTE_KINDS, MEMORY, attainable

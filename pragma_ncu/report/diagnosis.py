@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu.backends.cpu.diagnosis import is_cpu
+from pragma_ncu import backends
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
 
@@ -111,60 +111,66 @@ def _actions(f: Finding) -> list[str]:
     return [f"  - {a}" for a in f.actions]
 
 
-def explain_text(d: Diagnosis, k: KernelProfile) -> str:
-    out = [f"Kernel {k.display_name or k.name}",
-           f"Verdict: {d.classification}"
-           + (f": {d.findings[0].title}" if d.findings else ": no bottleneck stands out"),
-           f"Roofline: {roofline_line(d)}", ""]
-    gaps = coverage_lines(d)
+def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
+    out = [f"Kernel {kernel.display_name or kernel.name}",
+           f"Verdict: {diagnosis.classification}"
+           + (f": {diagnosis.findings[0].title}" if diagnosis.findings
+              else ": no bottleneck stands out"),
+           f"Roofline: {roofline_line(diagnosis)}", ""]
+    gaps = coverage_lines(diagnosis)
     if gaps:
         out += [*gaps, ""]
-    if d.findings:
+    if diagnosis.findings:
         out.append("Findings, ranked by evidence (share = estimated share of time at stake):")
-        out.append(tabulate(findings_rows(d), ["#", "cause", "share", "finding", "evidence"],
-                            tablefmt="simple"))
-        top = d.findings[0]
+        out.append(tabulate(findings_rows(diagnosis),
+                            ["#", "cause", "share", "finding", "evidence"], tablefmt="simple"))
+        top = diagnosis.findings[0]
         out += ["", f"Why: {top.summary}", "Next steps:", *_actions(top)]
-    if d.guidance:
+    if diagnosis.guidance:
         out += ["", "ncu's own guidance, by its estimated speedup (our rank of that cause):",
-                tabulate(guidance_rows(d), ["section", "rule", "type", "est.", "kind", "ours",
-                                            "title"], tablefmt="simple")]
-    if d.hotspots:
-        out += ["", "Hottest source lines (" + ("instructions executed, simulated misses"
-                                                if is_cpu(k) else "warp-state samples") + "):",
-                tabulate(hotspot_rows(d), ["line", "samples", "inst", "top stalls", "source"],
-                         tablefmt="simple")]
+                tabulate(guidance_rows(diagnosis), ["section", "rule", "type", "est.", "kind",
+                                                    "ours", "title"], tablefmt="simple")]
+    if diagnosis.hotspots:
+        out += ["", f"Hottest source lines ({_hot_lines_unit(kernel)}):",
+                tabulate(hotspot_rows(diagnosis),
+                         ["line", "samples", "inst", "top stalls", "source"], tablefmt="simple")]
     out += ["", "Metrics cited (compendium):"]
     out += [f"  {c.metric}: {c.title}. {c.meaning.split('. ')[0].rstrip('.')}. [{c.source}]"
-            for c in d.citations if any(c.metric == e.metric for e in _top_evidence(d))]
+            for c in diagnosis.citations
+            if any(c.metric == e.metric for e in _top_evidence(diagnosis))]
     return "\n".join(out)
+
+
+def _hot_lines_unit(kernel: KernelProfile) -> str:
+    """What a hot line's counts are, by the collector that measured the kernel."""
+    return backends.for_collector(backends.kernel_collector(kernel)).hot_lines
 
 
 def _top_evidence(d: Diagnosis) -> list[Evidence]:
     return [e for f in d.findings[:2] for e in f.evidence]
 
 
-def explain_markdown(d: Diagnosis, k: KernelProfile) -> str:
-    out = [f"## `{k.display_name or k.name}`", "",
-           f"**Verdict:** {d.classification}"
-           + (f": {d.findings[0].title}" if d.findings else ""), "",
-           f"**Roofline:** {roofline_line(d)}", ""]
-    gaps = coverage_lines(d)
+def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
+    out = [f"## `{kernel.display_name or kernel.name}`", "",
+           f"**Verdict:** {diagnosis.classification}"
+           + (f": {diagnosis.findings[0].title}" if diagnosis.findings else ""), "",
+           f"**Roofline:** {roofline_line(diagnosis)}", ""]
+    gaps = coverage_lines(diagnosis)
     if gaps:
         out += ["### Not assessed", "", *[f"- {line.strip()}" for line in gaps], ""]
-    if d.findings:
+    if diagnosis.findings:
         out += ["### Findings (ranked by evidence)", "",
-                tabulate([[c.replace("\n", "<br>") for c in r] for r in findings_rows(d)],
+                tabulate([[c.replace("\n", "<br>") for c in r] for r in findings_rows(diagnosis)],
                          ["#", "cause", "share", "finding", "evidence"], tablefmt="github"), ""]
-        for f in d.findings[:3]:
+        for f in diagnosis.findings[:3]:
             out += [f"**{f.title}.** {f.summary}", "", *[a.strip() for a in _actions(f)], ""]
-    if d.guidance:
-        out += ["### ncu's guidance", "", tabulate(guidance_rows(d), [
+    if diagnosis.guidance:
+        out += ["### ncu's guidance", "", tabulate(guidance_rows(diagnosis), [
             "section", "rule", "type", "est.", "kind", "ours", "title"], tablefmt="github"), ""]
-    if d.hotspots:
-        out += ["### Hot source lines", "", tabulate(hotspot_rows(d), [
+    if diagnosis.hotspots:
+        out += ["### Hot source lines", "", tabulate(hotspot_rows(diagnosis), [
             "line", "samples", "inst", "top stalls", "source"], tablefmt="github"), ""]
     out += ["### Metrics cited", ""]
     out += [f"- `{c.metric}`: {c.title}. {c.meaning} ([source]({c.source}))"
-            for c in d.citations]
+            for c in diagnosis.citations]
     return "\n".join(out) + "\n"

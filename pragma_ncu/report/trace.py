@@ -21,7 +21,6 @@ from pragma_ncu.records import KernelState, RoundRecord
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
 
-LATEST = ("latest", "last")
 DASH = "—"
 
 
@@ -108,30 +107,10 @@ class Chart:
 # --- loading ---------------------------------------------------------------------------------
 
 
-def resolve_run(store: Store, run_id: str) -> RunRow:
-    """The run named by `run_id`: an exact id, a unique prefix, or "latest"/"last"."""
-    runs = store.runs()
-    if run_id.lower() in LATEST:
-        if not runs:
-            raise StoreError(f"no runs in {store.path} yet; `pragma-ncu tune` records them")
-        return max(runs, key=lambda r: (r.created, r.id))
-    exact = [r for r in runs if r.id == run_id]
-    matches = exact or [r for r in runs if run_id and r.id.startswith(run_id)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise StoreError(f"run {run_id!r} is ambiguous in {store.path}: it starts "
-                         f"{len(matches)} runs ({', '.join(r.id for r in matches[:5])}); "
-                         "give more of the id")
-    known = ", ".join(r.id for r in runs[-5:]) or "none"
-    raise StoreError(f"no run {run_id!r} in {store.path}; latest runs: {known} "
-                     "(`pragma-ncu trace --list` shows all)")
-
-
 def load_trace(store: Store, run_id: str) -> Trace:
     """The trace of a run (id, unique prefix, or "latest"). Raises StoreError when the run is
     unknown or ambiguous, or a stored decision is not a round record."""
-    run = resolve_run(store, run_id)
+    run = store.resolve(run_id)
     by_round: dict[int, RoundRecord] = {}
     for number, _action, data in store.decisions(run.id):
         try:

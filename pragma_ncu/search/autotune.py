@@ -1,8 +1,9 @@
 """One parameter search, end to end: search, re-test the top candidates, decide.
 
-`tune_parameters` takes any `Evaluator` (the GPU, recorded measurements in tests, or a
-`PooledEvaluator` over many workers); `autotune` sets up the evaluator for a spec (GPU or CPU)
-and runs it; `autotune_shapes` tunes each shape on its own.
+`tune_parameters` takes any `Evaluator` (a target's, recorded measurements in tests, or a
+`PooledEvaluator` over many workers); `autotune` runs it over a spec's space at some shapes;
+`autotune_shapes` tunes each shape on its own. The evaluator comes from the target's session
+(`pragma_ncu.api.autotune` opens it).
 """
 
 from __future__ import annotations
@@ -12,17 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu import task as tasks
-from pragma_ncu.backends.cpu import ceilings as peaks
-from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES, CpuEvaluator
-from pragma_ncu.bench import measured_compute
-from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import Runner
 from pragma_ncu.search import retest as retesting
-from pragma_ncu.search.evaluator import Evaluator, GpuEvaluator, Phases
-from pragma_ncu.search.feasibility import Limits
+from pragma_ncu.search.evaluator import Evaluator, Phases
 from pragma_ncu.search.parallel import PooledEvaluator, run_parallel_search, summaries
 from pragma_ncu.search.per_shape import tune_each_shape
 from pragma_ncu.search.results import Budget, Evaluation, SearchResult, SearchStats
@@ -36,9 +28,7 @@ from pragma_ncu.search.serial import (
     run_search,
 )
 from pragma_ncu.search.space import Point, Space
-from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
 
 Notice = Callable[[str], None]
 
@@ -51,7 +41,7 @@ class SearchOptions:
     rounds: int = 2  # interleaved re-test rounds
     seed: int = 0
     jobs: int = 1  # parallel compiles
-    phases: Phases = field(default_factory=Phases)
+    phases: Phases | None = None  # None: the target's own (GPU and CPU time differently)
 
 
 def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptions, *,
@@ -120,93 +110,32 @@ def time_to_within(evaluations: Sequence[Evaluation], fraction: float) -> float 
     return None
 
 
-@dataclass(frozen=True)
-class Setup:
-    """What a search on this machine needs besides the problem: evaluators and ceilings."""
-
-    make: Callable[[Runner], Evaluator]  # an evaluator on one worker
-    device: str
-    ceiling_gbps: float | None
-    compute: ComputeRate | None
-
-    def evaluator(self, runner: Runner, pool: WorkerPool | None) -> Evaluator:
-        if pool is None:
-            return self.make(runner)
-        return PooledEvaluator(pool, lambda lane: self.make(lane.runner))  # type: ignore[arg-type]
-
-    def finish(self, result: SearchResult) -> SearchResult:
-        return replace(result, device=self.device, ceiling_gbps=self.ceiling_gbps,
-                       compute=self.compute)
-
-
-def autotune(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
+def autotune(spec: TaskSpec, shapes: Sequence[Shape], evaluator: Evaluator,
              options: SearchOptions, *, check_shapes: Sequence[Shape] = (),
              space: Space | None = None, incumbent: Point | None = None,
-             arch: str | None = None, progress: Progress | None = None,
-             notice: Notice = lambda _: None, pool: WorkerPool | None = None) -> SearchResult:
-    """Search `spec`'s parameters on the runner's GPU (or CPU, for a C/C++ kernel), timed at
-    `shapes` and verified there and at `check_shapes`; with a `pool`, on all its workers (the
-    runner is then the pool's primary)."""
+             progress: Progress | None = None, notice: Notice = lambda _: None) -> SearchResult:
+    """Search `spec`'s parameters with `evaluator` (a target's: one worker, or a pool's),
+    timed at `shapes` and verified there and at `check_shapes`."""
     problem = Problem(spec, tuple(shapes), space or Space.from_spec(spec), incumbent or {},
                       tuple(check_shapes))
-    for shape in problem.all_shapes:
-        spec.resolve(shape, {})  # a bad shape fails here, before any compile
-    setup = set_up(spec, settings, runner, options.phases, arch, notice)
-    result = tune_parameters(problem, setup.evaluator(runner, pool), options,
-                             progress=progress, notice=notice)
-    return setup.finish(result)
+    return tune_parameters(problem, evaluator, options, progress=progress, notice=notice)
 
 
-def autotune_shapes(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
+def autotune_shapes(spec: TaskSpec, shapes: Sequence[Shape], evaluator: Evaluator,
                     options: SearchOptions, *, check_shapes: Sequence[Shape] = (),
                     space: Space | None = None, incumbent: Point | None = None,
-                    arch: str | None = None, notice: Notice = lambda _: None,
-                    pool: WorkerPool | None = None) -> list[SearchResult]:
+                    notice: Notice = lambda _: None) -> list[SearchResult]:
     """Tune each of `shapes` on its own (each timed alone, verified at `check_shapes` too);
-    with a pool, the shapes are spread over its workers (see `per_shape`)."""
+    with a pool's evaluator, the shapes are spread over its workers (see `per_shape`)."""
     space = space or Space.from_spec(spec)
     problems = [Problem(spec, (shape,), space, incumbent or {}, tuple(check_shapes))
                 for shape in shapes]
-    for shape in (*shapes, *check_shapes):
+    return tune_each_shape(problems, evaluator, options,
+                           lambda p, e, o, n: tune_parameters(p, e, o, notice=n), notice=notice)
+
+
+def resolvable(spec: TaskSpec, shapes: Sequence[Shape]) -> None:
+    """Every shape resolves at the spec's defaults: a bad shape fails here, before any worker
+    starts or anything is compiled."""
+    for shape in shapes:
         spec.resolve(shape, {})
-    setup = set_up(spec, settings, runner, options.phases, arch, notice)
-    results = tune_each_shape(problems, setup.evaluator(runner, pool), options,
-                              lambda p, e, o, n: tune_parameters(p, e, o, notice=n),
-                              notice=notice)
-    return [setup.finish(r) for r in results]
-
-
-def set_up(spec: TaskSpec, settings: Settings, runner: Runner, phases: Phases,
-           arch: str | None, notice: Notice) -> Setup:
-    """Start the worker and measure its ceilings; the evaluator maker for the spec's target."""
-    if spec.is_cpu:
-        return _cpu_setup(spec, settings, runner, notice)
-    notice("starting the GPU worker")
-    device = runner.hello()
-    target = arch_flag(arch) if arch else (device.arch or DEFAULT_ARCH)
-    nvcc = find_nvcc(settings)
-    harness = tasks.build_harness(target, nvcc, settings)
-    assert harness.cubin_path is not None
-    notice("copy-bandwidth ceiling")
-    ceiling = ceiling_for(runner, harness.cubin_path, settings.cache_dir / "ceilings.json")
-    limits = Limits.from_device(device)
-    compute = None
-    if spec.flops_expr:
-        notice("compute ceilings")
-        peak = measured_compute(runner, target, nvcc, settings)
-        compute = ComputeRate(spec.compute, peak.per_second)
-    return Setup(lambda r: GpuEvaluator(spec, settings, r, nvcc, target, harness, limits, phases),
-                 device.name, ceiling.gbps, compute)
-
-
-def _cpu_setup(spec: TaskSpec, settings: Settings, runner: Runner, notice: Notice) -> Setup:
-    notice("starting the CPU worker")
-    host = runner.hello()
-    ceiling = ceiling_for(runner, "", settings.cache_dir / "ceilings.json", nbytes=CEILING_BYTES)
-    compute = None
-    if spec.flops_expr:
-        notice("the CPU's compute ceiling")
-        peak = peaks.compute_ceiling_for(settings, host.cache_key, host.name)
-        compute = ComputeRate("fp32", peak.per_second)
-    return Setup(lambda r: CpuEvaluator(spec, settings, r), f"{host.name} ({host.cores} cores)",
-                 ceiling.gbps, compute)

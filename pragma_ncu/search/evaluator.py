@@ -1,8 +1,9 @@
 """Evaluators: how a point becomes a build and a build becomes measurements.
 
-The search loop only sees the `Evaluator` protocol, so the same loop runs on the GPU
-(`GpuEvaluator`: nvcc, then the worker verifies and times) and in tests and benchmarks
-(`replay.ReplayEvaluator`: measurements recorded on a GPU, played back).
+The search only sees the `Evaluator` protocol, so the same search runs on any target (each
+backend's evaluator: the CUDA one compiles with nvcc and measures in the GPU worker, the CPU one
+with the system compiler in the CPU worker; both are `CompiledEvaluator`s) and in tests and
+benchmarks (`replay.ReplayEvaluator`: measurements recorded on a GPU, played back).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult, build, failed_build
+from pragma_ncu.build import BuildRequest, BuildResult, failed_build
 from pragma_ncu.errors import TemplateError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.runner import Runner
@@ -19,7 +20,6 @@ from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import NvccInfo
 from pragma_ncu.worker.protocol import KernelRef, TimingConfig
 
 SEARCH = "search"
@@ -113,18 +113,3 @@ class CompiledEvaluator:
                 raise TemplateError(f"the kernel at its default parameters does not build, so "
                                     f"it cannot serve as the reference:\n{self._original.log}")
         return tasks.kernel_ref(self._original, self.reference.resolve(shape, {}))
-
-
-class GpuEvaluator(CompiledEvaluator):
-    """Compiles with nvcc (cached) and measures in the runner's worker process."""
-
-    def __init__(self, spec: TaskSpec, settings: Settings, runner: Runner, nvcc: NvccInfo,
-                 arch: str, harness: BuildResult, limits: Limits,
-                 phases: Phases | None = None, reference: TaskSpec | None = None) -> None:
-        super().__init__(spec, settings, runner, arch, harness, limits, phases or Phases(),
-                         reference)
-        self.nvcc = nvcc
-        self.cache = BuildCache(settings.cache_dir / "build")
-
-    def compile(self, spec: TaskSpec, req: BuildRequest) -> BuildResult:
-        return build(req, self.nvcc, self.cache)

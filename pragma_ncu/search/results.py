@@ -185,6 +185,7 @@ class SearchResult:
     compute: ComputeRate | None = None  # with the spec's FLOPs: the compute ceiling
     workers: tuple[WorkerSummary, ...] = ()  # with many workers: each one's share
     retest_device: WorkerDevice | None = None  # with many workers: the one that re-tested all
+    files: tuple[tuple[str, str], ...] = ()  # what was written, by role (not in results.json)
 
     @property
     def points_per_s(self) -> float | None:

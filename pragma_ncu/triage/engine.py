@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pragma_ncu.diagnose.engine import diagnose_in
+from pragma_ncu.backends import diagnose_in
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.causes import (

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pragma_ncu.diagnose.engine import RULE_CLASSES
+from pragma_ncu.backends.cuda.diagnosis import RULE_CLASSES
 from pragma_ncu.knowledge.schema import MetricEntry
 from pragma_ncu.profile.profiles import KernelProfile, RuleResult, SourceLine
 from pragma_ncu.triage.report import ConfigChange, LineShift, RuleChange

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from pragma_ncu.diagnose import quantities
+from pragma_ncu.backends.cuda.diagnosis import quantities
 from pragma_ncu.profile.profiles import KernelProfile
 
 _GRID = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z")

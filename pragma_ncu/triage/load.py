@@ -6,9 +6,11 @@ A side is one of:
 - a folder: CSV pages exported by `ncu --import R --csv` (raw.csv, details.csv, source.csv, or
   gzipped), else a `profile.json(.gz)`, else the only `*.profile.json` or `*.ncu-rep` in it
   (a `pragma-ncu profile --out` folder);
-- a kernel (`.cu` with its spec, or a `.toml` spec) profiled now and timed repeatedly; a C/C++
-  kernel (`.c`, `.cpp`) the same way on the CPU, profiled with perf or cachegrind.
-- `run:ID` (the run store) is reserved for issue 6 and refused with a message.
+- a kernel (`.cu` with its spec, or a `.toml` spec) profiled now and timed repeatedly by its
+  target (ncu on the GPU; a C/C++ kernel on the CPU, profiled with perf or cachegrind);
+- `run:ID` (or `run:last`): a `tune` run of the run store, by the profile of its historical
+  best after its last finished round (the profile.json the loop saved when it profiled that
+  kernel at the run's first timed shape).
 
 Repeated timings travel in a `timing.json` beside the profile: `<stem>.timing.json` for a file
 `<stem>.ncu-rep` / `<stem>.profile.json` / `<stem>.json`, else `timing.json` in the same folder
@@ -21,25 +23,23 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.backends.cpu.profiling import cpu_runner, profile_kernel
-from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu import backends
+from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.measurement import Status
 from pragma_ncu.profile import normalize
-from pragma_ncu.profile.collect import CollectRequest
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import read_launches
-from pragma_ncu.profile.run import run_profile
-from pragma_ncu.runner import Runner
+from pragma_ncu.records import RoundRecord
 from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec, source_suffixes
+from pragma_ncu.spec import Shape, TaskSpec, source_suffixes
 from pragma_ncu.stats import TimingStats
+from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
 from pragma_ncu.triage.report import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
 Progress = Callable[[str], None]
@@ -54,12 +54,13 @@ def is_source(target: str) -> bool:
     return Path(target).suffix in (".toml", *source_suffixes())
 
 
-def read_side(target: str, label: str, settings: Settings, reader: str = "auto") -> Side:
-    """A recorded side (report, profile, folder) with the timing.json found beside it. Its
-    launches are read light (names, durations, launches); full profiles on demand."""
+def read_side(target: str, label: str, settings: Settings, reader: str = "auto",
+              store: Path = Path(DEFAULT_NAME)) -> Side:
+    """A recorded side (report, profile, folder, a run of `store`) with the timing.json found
+    beside it. Its launches are read light (names, durations, launches); full profiles on
+    demand."""
     if target.startswith(RUN_PREFIX):
-        raise TriageError(f"{label} {target}: the run store is not available yet (issue 6); "
-                          f"give {ACCEPTED}")
+        return run_side(target, label, settings, store)
     path = Path(target)
     if not path.exists():
         raise TriageError(f"{label}: no such file or folder: {path}")
@@ -167,65 +168,54 @@ def _stats_json(stats: TimingStats) -> dict[str, Any]:
     return {name: getattr(stats, name) for name in TimingStats.__dataclass_fields__}
 
 
-@dataclass(frozen=True)
-class MeasureOptions:
-    """How to profile and time a kernel side now."""
-
-    params: dict[str, ParamValue]
-    arch: str | None = None
-    repeats: int = 3  # bench runs after the profile's own timed run
-    timeout_s: float = 180.0
-    out_dir: Path = Path("pragma-ncu-triage")
+def run_side(target: str, label: str, settings: Settings, store: Path) -> Side:
+    """`run:ID` (`run:last`): the historical best of a tune run after its last finished round,
+    by the profile the loop saved of it (judged by its durations there, like any single
+    profile: the run's re-test times are named in the side's note)."""
+    wanted = target[len(RUN_PREFIX):]
+    if not store.is_file():
+        raise TriageError(f"{label} {target}: no run store at {store} (`pragma-ncu tune` "
+                          "creates it; the store is .pragma-ncu/runs.sqlite by default)")
+    try:
+        with Store.open(store) as db:
+            run = db.resolve(wanted or "last")
+            records = [RoundRecord.from_json(r) for _, _, r in db.decisions(run.id)]
+    except StoreError as exc:
+        raise TriageError(f"{label} {target}: {exc}") from None
+    best = records[-1].best_after if records else None
+    if best is None:
+        raise TriageError(f"{label} {target}: run {run.id} finished no round yet")
+    path = Path(best.profile_path) if best.profile_path else None
+    if path is None or not path.is_file():
+        raise TriageError(f"{label} {target}: the historical best of run {run.id} (round "
+                          f"{best.round}, {best.variant}) has no profile on disk"
+                          + (f" ({path} is gone)" if path else " (it was never profiled)"))
+    launches = _read_file(path, label, settings, "auto")
+    times = ", ".join(f"{shape} {us:.2f} µs" for shape, us in best.times_us.items())
+    note = (f"run {run.id}: the historical best (round {best.round}, {best.variant} at "
+            f"{best.params}), profiled at {best.profile_shape or 'its first timed shape'}"
+            + (f"; re-tested at {times}" if times else ""))
+    return Side(target, "run", launches.profile, (), (note,), launches)
 
 
 def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
-                 options: MeasureOptions, progress: Progress = lambda _: None) -> Side:
-    """Profile the kernel of `spec` at `shape` under ncu (verified first, source counters on)
-    and time it `options.repeats` more times; keeps profile.json and timing.json in
-    out_dir/<label>-<kernel file>-<shape> so the side can be re-used as a folder."""
-    out = options.out_dir / f"{label.lower()}-{spec.source_path.stem}-{shape.name}"
-    if spec.is_cpu:
-        return _measure_cpu_side(spec, shape, label, settings, options, out, progress)
-    worker = worker_command(settings)
-    request = CollectRequest(source=True, timeout_s=options.timeout_s)
-    with Runner(worker, timeout_s=options.timeout_s) as runner:
-        run = run_profile(spec, shape, settings, runner, worker, params=options.params,
-                          arch=options.arch, request=request, out_dir=out, progress=progress)
-    if run.profile is None:
-        raise TriageError(f"{label}: cannot profile {spec.source_path}: {run.problem}")
-    runs = [run.measurement.timing] if run.measurement and run.measurement.timing else []
-    with Runner(worker, timeout_s=options.timeout_s) as runner:
-        for i in range(options.repeats):
-            progress(f"{label}: timing run {i + 1} of {options.repeats}")
-            report = run_bench(spec, [shape], settings, runner, params=options.params,
-                               arch=options.arch)
-            m = report.rows[0].measurement if report.rows else None
-            if m is None or m.status is not Status.OK or m.timing is None:
-                why = m.message if m is not None else report.no_gpu_reason
-                raise TriageError(f"{label}: timing {spec.source_path} failed: {why}")
-            runs.append(m.timing)
-    timing = Timing(run.profile.kernels[0].name, tuple(runs), "measured now")
-    write_timings(out / "timing.json", (timing,), shape=shape.name, params=run.params,
-                  device=run.device.name if run.device else None)
-    return Side(str(spec.source_path), "kernel", run.profile, (timing,),
-                (f"profiled and timed now at {shape.name}; kept in {out}",))
-
-
-def _measure_cpu_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
-                      options: MeasureOptions, out: Path, progress: Progress) -> Side:
-    """A C/C++ kernel: verified and timed `options.repeats` times in the CPU worker, then
-    profiled once (perf, or cachegrind without hardware counters)."""
+                 options: ProfileOptions, progress: Progress = lambda _: None,
+                 out_dir: Path = Path("pragma-ncu-triage")) -> Side:
+    """Profile the kernel of `spec` at `shape` with its target's collector (verified first;
+    source counters on where the collector has them) and time it `options.repeats` more times;
+    keeps profile.json and timing.json in out_dir/<label>-<kernel file>-<shape> so the side
+    can be re-used as a folder."""
+    out = out_dir / f"{label.lower()}-{spec.source_path.stem}-{shape.name}"
+    target = backends.target_for(spec)
     try:
-        with cpu_runner(settings, options.timeout_s) as runner:
-            run = profile_kernel(spec, shape, settings, runner, out, options.params,
-                                 repeats=max(1, options.repeats),
-                                 progress=lambda m: progress(f"{label}: {m}"))
+        run = target.profile(spec, shape, settings, replace(options, out_dir=out),
+                             lambda message: progress(f"{label}: {message}"))
     except PragmaError as exc:
         raise TriageError(f"{label}: {exc}") from None
-    runs = tuple(m.timing for m in run.measurements if m.timing is not None)
-    timing = Timing(run.profile.kernels[0].name, runs, "measured now")
-    write_timings(out / "timing.json", (timing,), shape=shape.name,
-                  params=dict(run.profile.collection.get("params") or {}), device=run.host.name)
+    if run.profile is None:
+        raise TriageError(f"{label}: cannot profile {spec.source_path}: {run.problem}")
+    timing = Timing(run.profile.kernels[0].name, tuple(run.timings), "measured now")
+    write_timings(out / "timing.json", (timing,), shape=shape.name, params=run.params,
+                  device=run.device_name)
     return Side(str(spec.source_path), "kernel", run.profile, (timing,),
-                (f"verified, timed and profiled ({run.collector.name}) now at {shape.name} on "
-                 f"{run.host.name}; kept in {out}",))
+                (f"{run.note()}; kept in {out}",))

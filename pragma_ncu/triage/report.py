@@ -81,7 +81,7 @@ class Side:
     timings."""
 
     label: str  # as the user gave it
-    kind: str  # "ncu-rep", "profile-json", "csv-folder", "kernel"
+    kind: str  # "ncu-rep", "profile-json", "csv-folder", "kernel", "run"
     profile: Profile  # every launch; light (names, duration, launch) when read as `launches`
     timings: tuple[Timing, ...] = ()
     notes: tuple[str, ...] = ()

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Protocol
 
 from pragma_ncu.worker.protocol import encode
 
-SHORT_FORMS = {"": "pragma_ncu.worker.gpu_side", "--cpu": "pragma_ncu.backends.cpu.worker"}
+SHORT_FORMS = {"": "pragma_ncu.backends.cuda.worker", "--cpu": "pragma_ncu.backends.cpu.worker"}
 
 
 class Side(Protocol):

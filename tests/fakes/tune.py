@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pragma_ncu.backends.cuda.session import Profiled
 from pragma_ncu.build import BuildResult, KernelResources, failed_build
-from pragma_ncu.loop.backend import Profiled
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
 from pragma_ncu.roofline import ComputeRate

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import task as tasks
-from pragma_ncu.bench import run_bench
+from pragma_ncu.backends.cuda import build as cuda_build
+from pragma_ncu.backends.cuda.bench import run_bench
 from pragma_ncu.measurement import Status
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import load_settings
@@ -89,8 +90,8 @@ def test_original_kernel_as_reference(name: str, runner, settings) -> None:  # t
     spec = replace(load_spec(ROOT / "examples" / f"{name}.toml"), reference=Reference(None))
     device = runner.hello()
     nvcc = find_nvcc(settings)
-    original, harness = tasks.build_with_harness(spec, device.arch, nvcc, settings)
-    variant, _ = tasks.build_with_harness(spec, device.arch, nvcc, settings, {"BLOCK": 128})
+    original, harness = cuda_build.build_with_harness(spec, device.arch, nvcc, settings)
+    variant, _ = cuda_build.build_with_harness(spec, device.arch, nvcc, settings, {"BLOCK": 128})
     shape = spec.shape_named("odd")
     orig_ref = tasks.kernel_ref(original, spec.resolve(shape))
     req = tasks.eval_request(spec, spec.resolve(shape, {"BLOCK": 128}), variant, harness,

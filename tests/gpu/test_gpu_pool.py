@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu import backends
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
@@ -41,9 +42,10 @@ def test_each_worker_opens_its_gpu_and_the_search_spreads(gpus, tmp_path: Path) 
     with WorkerPool(devices.gpu_slots(chosen, env),
                     lambda s: Runner(command, timeout_s=60, env=dict(s.env))).start() as pool:
         uuids = {lane.label: lane.device.uuid for lane in pool.lanes}
-        result = autotune(spec, [spec.shape_named("llama-7b")], settings, pool.primary.runner,
+        session = backends.get("cuda").open(spec, settings, pool.primary.runner, pool=pool)
+        result = autotune(spec, [spec.shape_named("llama-7b")], session.evaluator(spec),
                           SearchOptions(strategy="exhaustive", budget=Budget(20), jobs=4),
-                          space=space, pool=pool)
+                          space=space)
     assert len(set(uuids.values())) == 2  # two GPUs, each worker on its own
     measured = [e for e in result.evaluations if e.ok]
     assert len(measured) == 8 and {e.device.label for e in measured} == set(uuids)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cuda import build as cuda_build
+from pragma_ncu.backends.cuda import collect as col
 from pragma_ncu.errors import ToolchainError
-from pragma_ncu.profile import collect as col
 from pragma_ncu.profile import csv_reader, normalize
 from pragma_ncu.profile.read import dump_with_ncu_report, read_report
 from pragma_ncu.runner import Runner
@@ -35,7 +36,8 @@ def ncu(gpu_device):  # type: ignore[no-untyped-def]
 def silu_request(gpu_device, tmp_path_factory):  # type: ignore[no-untyped-def]
     settings = load_settings().with_(cache_dir=tmp_path_factory.mktemp("cache"))
     spec = load_spec(ROOT / "examples" / "silu_and_mul.toml")
-    built, harness = tasks.build_with_harness(spec, gpu_device.arch, find_nvcc(settings), settings)
+    built, harness = cuda_build.build_with_harness(spec, gpu_device.arch, find_nvcc(settings),
+                                                   settings)
     shape = spec.shape_named("small") if any(s.name == "small" for s in spec.shapes) \
         else spec.shapes[-1]
     return tasks.eval_request(spec, spec.resolve(shape, spec.default_params()), built, harness)

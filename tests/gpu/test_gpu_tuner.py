@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu import backends
 from pragma_ncu.runner import Runner
 from pragma_ncu.search.autotune import SearchOptions, autotune
 from pragma_ncu.search.results import Budget
@@ -33,7 +34,8 @@ def test_small_search_beats_the_naive_default(runner, tmp_path: Path) -> None:  
     spec = load_spec(ROOT / "examples" / "templated" / "silu_and_mul.toml")
     space = Space.from_spec(spec).with_values("BLOCK", [256, 2048]).with_values("ROWS", [1])
     settings = load_settings().with_(cache_dir=tmp_path / "cache")
-    result = autotune(spec, [spec.shape_named("llama-7b")], settings, runner,
+    session = backends.get("cuda").open(spec, settings, runner)
+    result = autotune(spec, [spec.shape_named("llama-7b")], session.evaluator(spec),
                       SearchOptions(strategy="exhaustive", budget=Budget(20), jobs=4),
                       check_shapes=[spec.shape_named("odd")], space=space)
     assert result.stats.pruned == {"threads_per_block": 4}  # BLOCK=2048 on any CUDA GPU

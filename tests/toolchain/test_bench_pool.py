@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.bench import run_bench
+from pragma_ncu.backends.cuda.bench import run_bench
 from pragma_ncu.report import bench as render
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec

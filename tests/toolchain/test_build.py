@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildCache, BuildRequest, build, build_many, cache_key
+from pragma_ncu.backends.cuda import build as cuda_build
+from pragma_ncu.backends.cuda.build import build, build_many, cache_key
+from pragma_ncu.build import BuildCache, BuildRequest
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.toolchain import find_nvcc
@@ -121,7 +123,7 @@ def test_build_many_runs_in_parallel_and_keeps_order(tmp_path: Path, nvcc, cache
 
 
 def test_harness_compiles(nvcc, cache) -> None:  # type: ignore[no-untyped-def]
-    result = build(tasks.harness_request("sm_90"), nvcc, cache)
+    result = build(cuda_build.harness_request("sm_90"), nvcc, cache)
     assert result.ok, result.log
     for entry in ("compare_fp16_fp32", "fill_normal_bf16", "count_ne_u8", "flush_read"):
         assert entry in result.entries

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import task
-from pragma_ncu.build import BuildCache, build_many
+from pragma_ncu.backends.cuda.build import build_many
+from pragma_ncu.build import BuildCache
 from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec, spec_path_for

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildCache, BuildResult, build
+from pragma_ncu.backends.cuda.build import build
+from pragma_ncu.build import BuildCache, BuildResult
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.toolchain import find_nvcc

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu.cli import tune_cmd
+from pragma_ncu.backends.cuda import session
 from pragma_ncu.cli.main import cli
 from pragma_ncu.errors import NoGPUError
 
@@ -23,7 +23,7 @@ class _NoGpu:
 
 @pytest.fixture()
 def no_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setattr(tune_cmd, "GpuBackend", _NoGpu)
+    monkeypatch.setattr(session, "CudaSession", _NoGpu)
     monkeypatch.setenv("PRAGMA_NCU_CACHE", str(tmp_path / "cache"))
     return tmp_path
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu.bench import BenchReport, BenchRow
+from pragma_ncu.backends.cuda.bench import BenchReport, BenchRow
 from pragma_ncu.build import BuildResult, KernelResources
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, cached_compute_for_device, write_cache
 from pragma_ncu.cli.main import cli
@@ -87,8 +87,9 @@ def test_bench_judges_a_gemm_against_the_fp32_ceiling():
 
 
 def test_the_ceilings_table_sets_each_measured_rate_beside_the_datasheet():
-    from pragma_ncu.cli.ceilings_cmd import ceiling_rows, datasheet_for
+    from pragma_ncu.ceilings import datasheet_for
     from pragma_ncu.cli.knowledge_cmd import load_compendium
+    from pragma_ncu.report.ceilings import ceiling_rows
 
     sheet = datasheet_for("NVIDIA H200", load_compendium())
     assert sheet["fp32_fma"] == 67 and sheet["copy_gbps"] == 4800

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.profile import collect as col
+from pragma_ncu.backends.cuda import collect as col
 from tests.fakes.requests import fake_request as request
 
 ROOT = Path(__file__).resolve().parents[2]

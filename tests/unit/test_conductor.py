@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from pragma_ncu.backends import diagnose
 from pragma_ncu.conductor import analysis as explain
 from pragma_ncu.conductor.accept import accept
 from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
-from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.records import Decision, KernelState, RangeChange

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.diagnose.engine import diagnose_in
+from pragma_ncu.backends import diagnose_in
 from tests.corpus_eval import COLLECTIONS, EXPECTED, collection, knowledge, verdicts
 
 MIN_TOP1 = 0.9

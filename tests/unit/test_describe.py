@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.bench import run_bench, worker_command
+from pragma_ncu.backends.cuda.bench import run_bench
+from pragma_ncu.backends.cuda.worker import worker_command
 from pragma_ncu.describe import Arg, task_spec
 from pragma_ncu.errors import SpecError
 from pragma_ncu.runner import Runner

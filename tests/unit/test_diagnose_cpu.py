@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.cpu import diagnosis as cpu
 from pragma_ncu.backends.cpu.collect.cachegrind import parse
-from pragma_ncu.diagnose.engine import diagnose
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Metric, SourceLine, profile_from_json

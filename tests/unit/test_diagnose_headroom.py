@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pragma_ncu.backends import diagnose_in
 from pragma_ncu.diagnose.causality import MEMORY_LOSSES, rank
-from pragma_ncu.diagnose.engine import diagnose_in
 from pragma_ncu.diagnose.findings import Finding
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import profile_from_json

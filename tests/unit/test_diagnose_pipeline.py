@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.diagnose.engine import diagnose_in
-from pragma_ncu.diagnose.signals import L2_REUSE_RATIO, Signals
+from pragma_ncu.backends import diagnose_in
+from pragma_ncu.backends.cuda.diagnosis.signals import L2_REUSE_RATIO, Signals
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_csv_file

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.diagnose import causality, coverage
-from pragma_ncu.diagnose.engine import diagnose
+from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda.diagnosis import coverage
+from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITIES
+from pragma_ncu.backends.cuda.diagnosis.signals import Signals, stalls
+from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.findings import Finding
-from pragma_ncu.diagnose.quantities import QUANTITIES
-from pragma_ncu.diagnose.signals import Signals, stalls
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Metric, SourceLine
 

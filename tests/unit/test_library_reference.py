@@ -25,14 +25,14 @@ import numpy as np
 import pytest
 
 from pragma_ncu import dtypes
+from pragma_ncu.backends.cuda.worker.device_reference import device_reference
+from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory
 from pragma_ncu.errors import SpecError
 from pragma_ncu.measurement import Status
 from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.task import reference_spec
-from pragma_ncu.worker.device_reference import device_reference
-from pragma_ncu.worker.gpu import DeviceMemory
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,

@@ -560,7 +560,8 @@ def test_overlay_toml_round_trips() -> None:
 def nvcc_check(tmp_path: Path) -> Callable[[Variant], str | None]:
     """The loop's check, built from the same pieces: the variant's spec, compiled at defaults."""
     from pragma_ncu import task
-    from pragma_ncu.build import BuildCache, build
+    from pragma_ncu.backends.cuda.build import build
+    from pragma_ncu.build import BuildCache
     from pragma_ncu.settings import load_settings
     from pragma_ncu.toolchain import find_nvcc
 

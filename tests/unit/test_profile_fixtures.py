@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda import collect as col
+from pragma_ncu.backends.cuda.diagnosis import signals as sig
+from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITY_LIST
 from pragma_ncu.cli.main import cli
-from pragma_ncu.diagnose import signals as sig
 from pragma_ncu.diagnose.cite import metric_names
-from pragma_ncu.diagnose.engine import diagnose
-from pragma_ncu.diagnose.quantities import QUANTITY_LIST
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.profile import collect as col
 from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import ReportError, read_csv_folder, read_report
 from pragma_ncu.settings import load_settings

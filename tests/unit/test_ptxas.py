@@ -1,6 +1,6 @@
 """Parsing `-Xptxas -v` reports (recorded text, no nvcc needed)."""
 
-from pragma_ncu.build import find_symbol, parse_ptxas
+from pragma_ncu.backends.cuda.build import find_symbol, parse_ptxas
 
 REPORT = """\
 ptxas info    : 0 bytes gmem

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from pragma_ncu.cli.main import cli
 from pragma_ncu.stats import summarize
+from pragma_ncu.store import Store
 from pragma_ncu.triage.load import read_timings, timing_path, write_timings
 from pragma_ncu.triage.report import Timing
 
@@ -154,8 +155,13 @@ def test_unknown_kernel_filter_lists_the_names():
                        "no kernel matches 'nope'", "atomics")
 
 
-def test_the_run_store_is_not_there_yet():
-    assert_input_error(run("run:42", FIXTURES / "atomics"), "run store", "issue 6")
+def test_a_run_side_says_what_is_missing(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    assert_input_error(run("run:42", FIXTURES / "atomics", "--store", store),
+                       "BASE run:42", f"no run store at {store}")
+    Store.open(store).close()
+    assert_input_error(run("run:42", FIXTURES / "atomics", "--store", store),
+                       "no run '42'")
 
 
 def test_a_broken_timing_json(tmp_path):

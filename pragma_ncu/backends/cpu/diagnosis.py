@@ -1,4 +1,4 @@
-"""diagnose() for a CPU function profiled with perf or cachegrind (pragma_ncu.backends.cpu).
+"""The CPU target's diagnosis rules, for a function profiled with perf or cachegrind.
 
 Three readings, best first:
 1. perf's top-down metrics (tma_*, percent of pipeline slots): one finding per level-1 category,
@@ -77,10 +77,14 @@ def is_cpu(k: KernelProfile) -> bool:
     return bool(names & CPU_METRICS) and not any("__" in n for n in names)
 
 
-def diagnose_cpu(k: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
-                 source_file: str | None = None) -> Diagnosis:
+def diagnose_cpu(kernel: KernelProfile, knowledge: Knowledge,
+                 ceiling_gbps: float | None = None, source_file: str | None = None,
+                 resources: dict[str, float] | None = None,
+                 compute: dict[str, float] | None = None) -> Diagnosis:
     """Rank the causes of lost time for one CPU function: top-down categories when perf
-    measured them, else the cycle-cost model on cachegrind's or perf's counts."""
+    measured them, else the cycle-cost model on cachegrind's or perf's counts (a build's
+    resources and compute ceilings do not enter: the rules name no GPU resource)."""
+    k = kernel
     found = [f for f in _findings(k) if f.score >= MIN_SCORE]
     found.sort(key=lambda f: -f.score)
     findings = tuple(replace(f, score=round(f.score, 4),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pragma_ncu import task as tasks
 from pragma_ncu.backends.cpu import build as cpu_build
@@ -20,6 +21,7 @@ from pragma_ncu.backends.cpu.collect import (
     collect,
 )
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
+from pragma_ncu.backends.cpu.worker import worker_command
 from pragma_ncu.build import BuildCache, BuildResult
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Measurement
@@ -28,6 +30,7 @@ from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.stats import TimingStats
 
 Progress = Callable[[str], None]
 
@@ -43,10 +46,24 @@ class CpuRun:
     host: HostInfo
     collector: Collector
     profile_path: Path
+    problem: str = ""  # always "": a CPU run that fails raises CpuRunError
 
+    @property
+    def timings(self) -> tuple[TimingStats, ...]:
+        return tuple(m.timing for m in self.measurements if m.timing is not None)
 
-def worker_command(settings: Settings) -> list[str]:
-    return [settings.python, "-m", "pragma_ncu.worker", "--cpu"]
+    @property
+    def device_name(self) -> str:
+        return self.host.name
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.profile.collection.get("params") or {})
+
+    def note(self) -> str:
+        """What was done, for a triage side measured now."""
+        return (f"verified, timed and profiled ({self.collector.name}) now at "
+                f"{self.profile.collection.get('shape')} on {self.host.name}")
 
 
 def cpu_runner(settings: Settings, timeout_s: float) -> Runner:

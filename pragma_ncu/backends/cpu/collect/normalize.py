@@ -287,4 +287,4 @@ def build_profile(kernel: KernelProfile, *, reader: str, report: str, collector:
     }
     collection.update(notes)
     return Profile(kernels=(kernel,), reader=reader, report=report, ncu_version="",
-                   collection=collection)
+                   collection=collection, collector=collector)

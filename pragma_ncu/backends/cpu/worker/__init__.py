@@ -32,6 +32,7 @@ from pragma_ncu.backends.cpu.worker.workspace import (
     storage,
 )
 from pragma_ncu.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ResolvedArg
 from pragma_ncu.stats import TimingStats
 from pragma_ncu.worker.measure import measure
@@ -50,6 +51,12 @@ from pragma_ncu.worker.reference import (
 )
 
 CEILING_BYTES = 256 << 20
+
+
+def worker_command(settings: Settings) -> list[str]:
+    """The command that serves this side (the worker's short form for it)."""
+    return [settings.python, "-m", "pragma_ncu.worker", "--cpu"]
+
 MIN_REFERENCE_BUDGET = 64 << 20
 
 

@@ -102,7 +102,7 @@ def time_copy(flush: Call, nbytes: int, memory_bytes: int, reps: int = COPY_REPS
 
 def measure_ceiling(nbytes: int, memory_bytes: int, threads: int) -> dict[str, Any]:
     """GB/s counting bytes read plus bytes written, per way of copying, and the best of them
-    (the keys `pragma_ncu.worker.ceiling.measure` answers with on the GPU)."""
+    (the keys `pragma_ncu.backends.cuda.worker.ceiling.measure` answers with on the GPU)."""
     nbytes = max(PAGE, int(min(nbytes, memory_bytes // 8)) // PAGE * PAGE)
     src = np.full(nbytes, 0x3C, dtype=np.uint8)
     dst = np.ones(nbytes, dtype=np.uint8)

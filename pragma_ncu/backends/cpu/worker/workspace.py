@@ -1,9 +1,10 @@
 """Host arrays for one CPU evaluation: guarded buffers, seeded inputs, poison, and the checks.
 
-The NumPy twin of `workspace.py` + `checks.py`: every array sits 64-byte aligned between guard
-regions of GUARD_BYTE, outputs are poisoned with the GPU worker's bit patterns before each run,
+The NumPy twin of the CUDA side's workspace and checks: every array sits 64-byte aligned
+between guard regions of GUARD_BYTE, outputs are poisoned with the same bit patterns before
+each run,
 inputs are snapshotted and compared byte for byte afterwards. No CUDA is imported here: the
-constants come from `workspace`, which imports the GPU module but not cuda itself.
+patterns are the shared ones of `pragma_ncu.worker.guards`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from pragma_ncu import dtypes
 from pragma_ncu.measurement import OutputCheck
 from pragma_ncu.spec import ResolvedArg
-from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON
+from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 
 ALIGN = 64  # a cache line, and enough for any vector load a kernel may assume
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -1,6 +1,6 @@
 """Honest coverage: which causes a report could not assess, and the ncu command that would.
 
-Each cause needs some quantities (pragma_ncu.diagnose.quantities); `NEEDS` lists, per cause,
+Each cause needs some quantities (`quantities`); `NEEDS` lists, per cause,
 alternatives of quantities, any one of which suffices. A cause assessed only through a weaker
 proxy (the L1 wavefront ratio of the default set instead of sector counts) is listed too, as
 "inferred", with what would confirm it. The command names the sections that carry what is
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from pragma_ncu.backends.cuda.diagnosis.signals import Signals
 from pragma_ncu.diagnose.findings import Gap
-from pragma_ncu.diagnose.signals import Signals
 
 # cause -> (alternatives of required quantities, proxies that only infer it)
 NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]] = {

@@ -1,5 +1,5 @@
-"""The signals of one kernel, read once for every detector: each quantity of
-pragma_ncu.diagnose.quantities that the report carries, the warp-stall breakdown from whichever
+"""The signals of one kernel, read once for every detector: each quantity of `quantities` that
+the report carries, the warp-stall breakdown from whichever
 source has it, and utilizations put on one footing.
 
 Utilizations: ncu reports DRAM and L2 over elapsed time, L1 and the pipes over the cycles the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.diagnose import quantities as q
+from pragma_ncu.backends.cuda.diagnosis import quantities as q
 from pragma_ncu.diagnose.findings import Evidence
 from pragma_ncu.profile.profiles import KernelProfile
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pragma_ncu.diagnose.findings import Evidence, Finding
-from pragma_ncu.diagnose.signals import (
+from pragma_ncu.backends.cuda.diagnosis.signals import (
     L2_CARRYING,
     LIMITERS,
     PIPES,
     Signals,
     occupancy_limiter,
 )
+from pragma_ncu.diagnose.findings import Evidence, Finding
 
 Detector = Callable[[Signals], Finding | None]
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from pragma_ncu import stats
+from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
+from pragma_ncu.backends.cuda.worker.workspace import Workspace
 from pragma_ncu.stats import TimingStats
-from pragma_ncu.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.worker.protocol import TimingConfig
-from pragma_ncu.worker.workspace import Workspace
 
 BATCH = 64
 GRAPH_TARGET_US = 1000.0

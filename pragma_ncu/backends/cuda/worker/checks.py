@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from pragma_ncu import dtypes
+from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
+from pragma_ncu.backends.cuda.worker.workspace import Workspace
 from pragma_ncu.measurement import OutputCheck
-from pragma_ncu.worker.gpu import DeviceMemory, Gpu
+from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 from pragma_ncu.worker.protocol import KernelRef
 from pragma_ncu.worker.reference import ReferenceFailure as ReferenceFailure
 from pragma_ncu.worker.reference import load_function as load_function
 from pragma_ncu.worker.reference import run_numpy_reference
-from pragma_ncu.worker.workspace import GUARD_BYTE, GUARD_BYTES, POISON, Workspace
 
 # ReferenceFailure and load_function live in the CUDA-free `reference` module (the CPU worker uses
 # them too); the explicit re-exports above keep `checks.ReferenceFailure` etc. working for callers.

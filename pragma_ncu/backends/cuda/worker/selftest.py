@@ -1,4 +1,5 @@
-"""`python -m pragma_ncu.worker.selftest HARNESS.cubin`: one launch, for `doctor` to profile."""
+"""`python -m pragma_ncu.backends.cuda.worker.selftest HARNESS.cubin`: one launch, for
+`doctor` to profile."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 
 
 def main(harness: str) -> int:
-    from pragma_ncu.worker.gpu import Gpu
+    from pragma_ncu.backends.cuda.worker.gpu import Gpu
 
     gpu = Gpu()
     mem = gpu.alloc(1 << 20)

@@ -14,16 +14,10 @@ from typing import Any, cast
 import numpy as np
 
 from pragma_ncu import dtypes
+from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.spec import ResolvedArg
-from pragma_ncu.worker.gpu import DeviceMemory, Gpu
+from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 
-GUARD_BYTES = 4096
-GUARD_BYTE = 0xA5
-POISON = {  # bit patterns: NaN for floats, a sentinel for integers
-    "fp16": 0x7E5A, "bf16": 0x7FA5, "fp32": 0x7FA5A5A5, "fp64": 0x7FF5A5A5A5A5A5A5,
-    "int8": 0x5A, "uint8": 0x5A, "int32": 0x5A5A5A5A, "uint32": 0x5A5A5A5A,
-    "int64": 0x5A5A5A5A5A5A5A5A, "uint64": 0x5A5A5A5A5A5A5A5A,
-}
 _FILL = {1: ("fill_u8", np.uint8), 2: ("fill_u16", np.uint16), 4: ("fill_u32", np.uint32),
          8: ("fill_u64", np.uint64)}
 _SCALAR = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64, "int8": np.int8,

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from pragma_ncu import dtypes
-from pragma_ncu.worker.checks import REF_NAME, RefBuffers
+from pragma_ncu.backends.cuda.worker.checks import REF_NAME, RefBuffers
+from pragma_ncu.backends.cuda.worker.workspace import Workspace
 from pragma_ncu.worker.reference import (
     ReferenceFailure,
     call_reference,
@@ -29,7 +30,6 @@ from pragma_ncu.worker.reference import (
     outputs,
     outputs_by_name,
 )
-from pragma_ncu.worker.workspace import Workspace
 
 
 class CudaArray:

@@ -7,11 +7,12 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
+from pragma_ncu.backends.cuda.worker import checks, timing
+from pragma_ncu.backends.cuda.worker.device_reference import device_reference
+from pragma_ncu.backends.cuda.worker.gpu import CudaFailure, Gpu
+from pragma_ncu.backends.cuda.worker.workspace import Workspace
 from pragma_ncu.measurement import Measurement, OutputCheck, Status
 from pragma_ncu.stats import TimingStats
-from pragma_ncu.worker import checks, timing
-from pragma_ncu.worker.device_reference import device_reference
-from pragma_ncu.worker.gpu import CudaFailure, Gpu
 from pragma_ncu.worker.measure import measure
 from pragma_ncu.worker.protocol import EvalRequest, ReferenceSpec, TimingConfig
 from pragma_ncu.worker.reference import (
@@ -20,7 +21,6 @@ from pragma_ncu.worker.reference import (
     load_reference,
     reference_key,
 )
-from pragma_ncu.worker.workspace import Workspace
 
 
 class Session:

@@ -1,12 +1,24 @@
 """The GPU's worker side (`python -m pragma_ncu.worker`): hello opens the device, `evaluate`
 verifies, times and re-verifies, `launch` runs the launches ncu profiles, `ceiling` and
-`compute_ceiling` measure the device. CUDA is imported only when hello opens the device."""
+`compute_ceiling` measure the device. CUDA is imported only when hello opens the device.
+
+`gpu` is the handle on the device, `workspace` the guarded arrays of one evaluation, `checks`
+the reference and the comparisons on the device, `timing` CUDA-event and graph timing,
+`evaluate` the Instance the shared verify/time/re-verify procedure drives, `ceiling` the
+microbenchmarks; harness.cu and peaks.cu are their kernels.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pragma_ncu.settings import Settings
 from pragma_ncu.worker.protocol import eval_request_from_dict
+
+
+def worker_command(settings: Settings) -> list[str]:
+    """The command that serves this side (the worker's short form for it)."""
+    return [settings.python, "-m", "pragma_ncu.worker"]
 
 
 class GpuSide:
@@ -18,7 +30,7 @@ class GpuSide:
 
     def hello(self) -> dict[str, Any]:
         try:
-            from pragma_ncu.worker.gpu import Gpu
+            from pragma_ncu.backends.cuda.worker.gpu import Gpu
 
             self.gpu = Gpu()
             return {"ok": True, "device": self.gpu.info()}
@@ -33,14 +45,14 @@ class GpuSide:
     def _session(self) -> Any:
         """The worker's one Session, made on first use (not rebuilt for every request)."""
         if self.session is None:
-            from pragma_ncu.worker.evaluate import Session
+            from pragma_ncu.backends.cuda.worker.evaluate import Session
 
             self.session = Session(self.gpu)
         return self.session
 
     def handle(self, op: str, message: dict[str, Any]) -> dict[str, Any] | None:
-        from pragma_ncu.worker import ceiling, evaluate
-        from pragma_ncu.worker.gpu import CudaFailure
+        from pragma_ncu.backends.cuda.worker import ceiling, evaluate
+        from pragma_ncu.backends.cuda.worker.gpu import CudaFailure
 
         try:
             if op == "evaluate":

@@ -1,4 +1,4 @@
-"""`bench`: build a kernel, then verify and time it at each requested shape."""
+"""`bench` on the CUDA target: build a kernel, then verify and time it at each requested shape."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cuda import build as cuda_build
+from pragma_ncu.backends.cuda.ceilings import measured_compute
 from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for, compute_ceiling_for
+from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
 from pragma_ncu.errors import NoGPUError, PragmaError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.toolchain import DEFAULT_ARCH, NvccInfo, arch_flag, find_nvcc
+from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -46,10 +48,6 @@ class BenchReport:
         return bool(self.rows) and all(r.measurement.status is Status.OK for r in self.rows)
 
 
-def worker_command(settings: Settings) -> list[str]:
-    return [settings.python, "-m", "pragma_ncu.worker"]
-
-
 def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,
               params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Progress = lambda _: None,
@@ -66,7 +64,7 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
     device, reason = _open_device(runner, progress)
     target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
     progress(f"compiling {spec.source_path.name} for {target}")
-    built, harness = tasks.build_with_harness(spec, target, nvcc, settings, params)
+    built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     if device is None or not built.ok:
         return BenchReport(spec, params, built, device, reason, None, ())
     assert harness.cubin_path is not None
@@ -111,15 +109,6 @@ def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: Worke
     with ThreadPoolExecutor(max_workers=len(pool.live)) as threads:
         list(threads.map(serve, pool.live))
     return [rows[i] for i in range(len(requests))]
-
-
-def measured_compute(runner: Runner, arch: str, nvcc: NvccInfo, settings: Settings,
-                     refresh: bool = False) -> ComputeCeiling:
-    """This device's compute ceilings (cached after the first measurement)."""
-    peaks = tasks.build_peaks(arch, nvcc, settings)
-    assert peaks.cubin_path is not None
-    return compute_ceiling_for(runner, peaks.cubin_path,
-                               settings.cache_dir / "compute_ceilings.json", refresh)
 
 
 def _open_device(runner: Runner, progress: Progress) -> tuple[DeviceInfo | None, str | None]:

@@ -1,4 +1,5 @@
-"""`profile`: build a kernel, verify and time it, then profile that verified candidate under ncu.
+"""`profile` on the CUDA target: build a kernel, verify and time it, then profile that verified
+candidate under ncu.
 
 The profile is taken only of a candidate that passed verification at this shape; its report,
 ncu's log and the normalized profile.json are kept together in the output folder.
@@ -12,16 +13,18 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pragma_ncu import task as tasks
+from pragma_ncu.backends.cuda import build as cuda_build
+from pragma_ncu.backends.cuda.collect import Collection, CollectRequest, collect
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ceiling_for
-from pragma_ncu.errors import NoGPUError, ToolchainError
+from pragma_ncu.errors import NoGPUError, PragmaError, ToolchainError
 from pragma_ncu.measurement import Measurement, Status
-from pragma_ncu.profile.collect import Collection, CollectRequest, collect
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.stats import TimingStats
 from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_ncu, find_nvcc
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
@@ -44,6 +47,22 @@ class ProfileRun:
     profile: Profile | None
     profile_path: Path | None
     problem: str = ""
+    repeats: tuple[Measurement, ...] = ()  # timing runs after the profiled one, when asked
+    request: EvalRequest | None = None  # what verified and timed it
+
+    @property
+    def timings(self) -> tuple[TimingStats, ...]:
+        """Every timing of the profiled instance: the verified run's, then the repeats'."""
+        runs = (self.measurement, *self.repeats) if self.measurement else self.repeats
+        return tuple(m.timing for m in runs if m.timing is not None)
+
+    @property
+    def device_name(self) -> str | None:
+        return self.device.name if self.device else None
+
+    def note(self) -> str:
+        """What was done, for a triage side measured now."""
+        return f"profiled and timed now at {self.shape.name}"
 
 
 def default_out_dir(spec: TaskSpec, shape: Shape) -> Path:
@@ -69,7 +88,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
         device, why = None, exc.reason
     target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
     progress(f"compiling {spec.source_path.name} for {target}")
-    built, harness = tasks.build_with_harness(spec, target, nvcc, settings, params)
+    built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     run = ProfileRun(spec, shape, params, built, device, None, None, None, None, None)
     if not built.ok:
         return replace(run, problem="the kernel did not compile")
@@ -80,7 +99,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
     progress(f"verifying and timing at {shape.name} ({shape.label()})")
     req = tasks.eval_request(spec, task, built, harness, timing=TimingConfig())
     measurement = runner.evaluate(req)
-    run = replace(run, ceiling=ceiling, measurement=measurement)
+    run = replace(run, ceiling=ceiling, measurement=measurement, request=req)
     if measurement.status is not Status.OK:
         return replace(run, problem=f"not profiled: verification failed ({measurement.status})")
     runner.close()  # free the GPU memory before ncu's own worker starts
@@ -119,3 +138,18 @@ def _collect_and_read(run: ProfileRun, settings: Settings, worker: list[str],
     path = out_dir / f"{stem}.profile.json"
     profile.save(path)
     return replace(run, profile=profile, profile_path=path)
+
+
+def time_again(run: ProfileRun, settings: Settings, runner: Runner, repeats: int,
+               progress: Progress = lambda _: None) -> ProfileRun:
+    """`repeats` more timing runs of the profiled instance, verified like the first (what
+    triage's kernel sides take as their timing sample)."""
+    assert run.request is not None
+    found = []
+    for i in range(repeats):
+        progress(f"timing run {i + 1} of {repeats}")
+        m = runner.evaluate(run.request)
+        if m.status is not Status.OK or m.timing is None:
+            raise PragmaError(f"timing {run.spec.source_path} failed: {m.message}")
+        found.append(m)
+    return replace(run, repeats=tuple(found))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu.worker.gpu import Gpu
+from pragma_ncu.backends.cuda.worker.gpu import Gpu
 
 REPS = 10
 

@@ -1,0 +1,50 @@
+"""The library API: every command as a typed function returning a result object, so a script
+does what `pragma-ncu` does without click (the commands are thin wrappers over these).
+
+    from pragma_ncu import api
+    from pragma_ncu.describe import Arg, task_spec
+
+    spec = task_spec("examples/cpu/conv1d.cpp", ...)   # or a path: "examples/sgemm.cu"
+    result = api.autotune(spec, budget=20)             # a SearchResult
+    print(result.best_point, result.general.speedup)
+
+A spec is a `TaskSpec` (from `describe.task_spec` or `specfile.load_spec`), a kernel file (its
+spec is the .toml beside it, or `spec_path=`), or a .toml spec. Settings come from the
+environment unless given (`settings=`); `progress` receives a line at each step. A candidate's
+failure is part of the result; bad input and a broken environment raise `PragmaError`s (a
+missing GPU is a `NoGPUError`, except where the result says so: `tune`, `bench`).
+"""
+
+from pragma_ncu.api.commands import (
+    AnyProfileRun,
+    Ceilings,
+    Explanation,
+    Initialized,
+    bench,
+    ceilings,
+    explain,
+    init,
+    profile,
+)
+from pragma_ncu.api.common import SpecLike, load, shapes_of
+from pragma_ncu.api.search import ShapesResult, autotune, autotune_shapes, default_out
+from pragma_ncu.api.triage import triage
+from pragma_ncu.api.tune import (
+    DeviceCheckError,
+    TuneInterrupted,
+    TuneResult,
+    llm_config,
+    tune,
+)
+from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
+from pragma_ncu.backends.cuda.bench import BenchReport
+from pragma_ncu.search.results import SearchResult
+from pragma_ncu.triage.report import TriageReport
+
+__all__ = [
+    "AnyProfileRun", "BenchReport", "Ceilings", "DeviceCheckError", "Explanation",
+    "Initialized", "PoolRequest", "ProfileOptions", "SearchResult", "ShapesResult",
+    "SpecLike", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError", "autotune",
+    "autotune_shapes", "bench", "ceilings", "default_out", "explain", "init", "llm_config",
+    "load", "profile", "shapes_of", "triage", "tune",
+]

@@ -1,0 +1,183 @@
+"""`bench`, `profile`, `explain`, `ceilings` and `init` as library calls."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from pragma_ncu import backends
+from pragma_ncu.api.common import (
+    Progress,
+    SpecLike,
+    load,
+    open_pool,
+    quiet,
+    settings_or_default,
+    shapes_of,
+    target_of,
+)
+from pragma_ncu.backends.base import PoolRequest, ProfileOptions
+from pragma_ncu.backends.cpu.profiling import CpuRun
+from pragma_ncu.backends.cuda.bench import BenchReport
+from pragma_ncu.backends.cuda.profiling import ProfileRun
+from pragma_ncu.ceilings import (
+    DeviceCeilings,
+    cached_compute_for_device,
+    cached_for_device,
+    datasheet_for,
+)
+from pragma_ncu.diagnose.findings import Diagnosis
+from pragma_ncu.draft import Draft, draft_spec, write_draft
+from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.profile.profiles import KernelProfile, Profile
+from pragma_ncu.profile.read import read_report
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import ParamValue, Shape, source_suffixes
+from pragma_ncu.worker.protocol import TimingConfig
+
+AnyProfileRun = ProfileRun | CpuRun  # each target's own record of a profiled instance
+
+
+def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
+          params: dict[str, ParamValue] | None = None, arch: str | None = None,
+          timeout: float = 60.0, budget_ms: float = 100.0, pool: PoolRequest | None = None,
+          settings: Settings | None = None, progress: Progress = quiet) -> BenchReport:
+    """Build once, then verify and time the kernel at each of `shapes` (all of the spec's by
+    default), spread over a pool's workers when one is asked for. Without a GPU the report
+    says so (`device` None, `no_gpu_reason`) after compiling."""
+    task, settings = load(spec), settings_or_default(settings)
+    chosen = shapes_of(task, shapes)
+    target = target_of(task)
+    try:
+        workers = open_pool(target, settings, timeout, pool, progress)
+    except NoGPUError:
+        workers = None  # bench then compiles and says there is no GPU
+    try:
+        with (contextlib.nullcontext(cast(Runner, workers.primary.runner)) if workers
+              else target.runner(settings, timeout)) as runner:
+            report: BenchReport = target.bench(task, chosen, settings, runner, params=params,
+                                               arch=arch, timing=TimingConfig(
+                                                   budget_ms=budget_ms),
+                                               progress=progress, pool=workers)
+            return report
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def profile(spec: SpecLike, *, shape: str | Shape | None = None,
+            options: ProfileOptions | None = None, settings: Settings | None = None,
+            progress: Progress = quiet) -> AnyProfileRun:
+    """Verify, time and profile the kernel at one shape (the spec's first by default) with its
+    target's collector: ncu for CUDA (a ProfileRun: the .ncu-rep, ncu's log, profile.json),
+    perf or cachegrind for C/C++ (a CpuRun). A failed step is the run's `problem`."""
+    task, settings = load(spec), settings_or_default(settings)
+    chosen = shapes_of(task, [shape] if shape else None)[0]
+    run: AnyProfileRun = target_of(task).profile(task, chosen, settings,
+                                                 options or ProfileOptions(), progress)
+    return run
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What `explain` found: the profile read (or taken now), and each kernel's diagnosis."""
+
+    profile: Profile
+    kernels: tuple[tuple[KernelProfile, Diagnosis], ...]
+
+    @property
+    def diagnoses(self) -> list[Diagnosis]:
+        return [d for _, d in self.kernels]
+
+
+def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
+            ceiling_gbps: float | None = None, spec: Path | None = None,
+            shape: str | None = None, options: ProfileOptions | None = None,
+            settings: Settings | None = None, progress: Progress = quiet) -> Explanation:
+    """What limits each kernel of `report` (a Profile, a .ncu-rep, a profile.json, a folder of
+    ncu CSV pages, or a kernel source profiled now), ranked by evidence, by the rules of the
+    collector that measured it. `kernel` keeps the kernels of that name (or part of it)."""
+    settings = settings_or_default(settings)
+    found = report if isinstance(report, Profile) else _profile_of(
+        Path(report), reader, spec, shape, options, settings, progress)
+    kernels = _select(found, kernel)
+    knowledge = load_compendium(settings)
+    device = _device_name(kernels)
+    copy = cached_for_device(settings.cache_dir / "ceilings.json", device) if device else None
+    compute = cached_compute_for_device(settings.cache_dir / "compute_ceilings.json",
+                                        device) if device else None
+    ceiling = ceiling_gbps or found.collection.get("ceiling_gbps") or (copy.gbps if copy
+                                                                        else None)
+    return Explanation(found, tuple(
+        (k, backends.diagnose_in(found, k, knowledge, ceiling,
+                                 compute.per_second if compute else None)) for k in kernels))
+
+
+def _profile_of(path: Path, reader: str, spec: Path | None, shape: str | None,
+                options: ProfileOptions | None, settings: Settings,
+                progress: Progress) -> Profile:
+    if path.suffix in source_suffixes():
+        run = profile(load(path, spec), shape=shape, options=options, settings=settings,
+                      progress=progress)
+        if run.profile is None:
+            raise PragmaError(f"cannot explain {path.name}: {run.problem}")
+        return run.profile
+    return read_report(path, settings, reader)
+
+
+def _select(found: Profile, name: str | None) -> list[KernelProfile]:
+    if name is None:
+        return list(found.kernels)
+    chosen = [k for k in found.kernels
+              if name in (k.name, k.mangled, k.display_name) or name in k.display_name]
+    if not chosen:
+        seen = ", ".join(sorted({k.name for k in found.kernels}))
+        raise PragmaError(f"no kernel matches {name!r}; the report holds: {seen}")
+    return chosen
+
+
+def _device_name(kernels: list[KernelProfile]) -> str | None:
+    """The report's GPU, to look up ceilings this machine measured on one like it."""
+    names = {str(k.metrics["device__attribute_display_name"].value) for k in kernels
+             if "device__attribute_display_name" in k.metrics}
+    return names.pop() if len(names) == 1 else None
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """What `ceilings` measured (or found cached), with the datasheet's figures of a GPU the
+    knowledge lists ({} otherwise)."""
+
+    measured: DeviceCeilings
+    datasheet: dict[str, float] = field(default_factory=dict)
+
+
+def ceilings(target: str = "cuda", *, refresh: bool = False,
+             settings: Settings | None = None) -> Ceilings:
+    """A target's ceilings for the roofline, measured once and cached: the GPU's copy
+    bandwidth and compute rates (target "cuda"), or this host's (target "cpu")."""
+    settings = settings_or_default(settings)
+    measured: DeviceCeilings = backends.get(target).ceilings(settings, refresh)
+    return Ceilings(measured, datasheet_for(measured.name, load_compendium(settings)))
+
+
+@dataclass(frozen=True)
+class Initialized:
+    """What `init` drafted, and the files it wrote."""
+
+    draft: Draft
+    written: tuple[Path, ...]
+
+
+def init(kernel: str | Path, *, name: str | None = None, spec_path: Path | None = None,
+         reference: str | None = "numpy", force: bool = False) -> Initialized:
+    """Draft the spec of `kernel` (one of its kernels, `name`) and a reference stub in
+    `reference`'s library (None: the kernel is its own reference), and write them (never over
+    existing files unless `force`)."""
+    draft = draft_spec(Path(kernel), name, spec_path, reference)
+    return Initialized(draft, write_draft(draft, force))

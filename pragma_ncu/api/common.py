@@ -1,0 +1,98 @@
+"""What every API function does first: settings, the spec (a TaskSpec, a kernel file, or a
+.toml spec), its shapes, its target, and the worker (or pool of workers) to run it on."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import cast
+
+from pragma_ncu import backends
+from pragma_ncu.backends.base import PoolRequest, Target, UsageError
+from pragma_ncu.errors import PragmaError, SpecError
+from pragma_ncu.pool.workers import WorkerPool
+from pragma_ncu.runner import Runner
+from pragma_ncu.settings import Settings, load_settings
+from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.specfile import load_spec, spec_path_for
+
+SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
+Progress = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """The default progress: say nothing."""
+
+
+def settings_or_default(settings: Settings | None) -> Settings:
+    return settings if settings is not None else load_settings()
+
+
+def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
+    """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
+    beside it), or a .toml spec (naming its kernel)."""
+    if isinstance(spec, TaskSpec):
+        return spec
+    path = Path(spec)
+    if path.suffix == ".toml":
+        return load_spec(path)
+    if not path.is_file():
+        raise PragmaError(f"kernel file not found: {path}")
+    return load_spec(spec_path or spec_path_for(path), path)
+
+
+def shapes_of(spec: TaskSpec, wanted: Sequence[str | Shape] | None = None) -> list[Shape]:
+    """Shapes by name, as Shape objects, or ad hoc as 'T=4096,d=11008'; all of the spec's when
+    none are named (UsageError for `--shape` otherwise)."""
+    if not wanted:
+        return list(spec.shapes)
+    return [item if isinstance(item, Shape) else _shape(spec, item) for item in wanted]
+
+
+def _shape(spec: TaskSpec, item: str) -> Shape:
+    if "=" in item:
+        try:
+            dims = tuple((k.strip(), int(v)) for k, v in
+                         (part.split("=") for part in item.split(",")))
+        except ValueError:
+            raise UsageError(f"{item!r}: expected NAME=INT[,NAME=INT...]",
+                             option="--shape") from None
+        return Shape(item, dims)
+    try:
+        return spec.shape_named(item)
+    except SpecError as exc:
+        raise UsageError(str(exc), option="--shape") from None
+
+
+def open_pool(target: Target, settings: Settings, timeout_s: float,
+              request: PoolRequest | None, notice: Progress) -> WorkerPool | None:
+    """The started pool `request` asks for, or None for the usual single worker (a host
+    without the devices is a NoGPUError or a PoolError)."""
+    if request is None or not request.wanted:
+        return None
+    slots, make = target.pool_slots(request, settings, timeout_s)
+    notice(f"starting {len(slots)} workers" + (" through Ray" if request.ray else ""))
+    return WorkerPool(slots, make, notice=notice).start()
+
+
+@contextlib.contextmanager
+def connected(target: Target, settings: Settings, timeout_s: float,
+              request: PoolRequest | None, notice: Progress
+              ) -> Iterator[tuple[Runner, WorkerPool | None]]:
+    """The runner to work with, and the pool when one was asked for (its primary's runner:
+    a Ray actor's runner has the Runner's interface); everything closed after."""
+    pool = open_pool(target, settings, timeout_s, request, notice)
+    try:
+        if pool is not None:
+            yield cast(Runner, pool.primary.runner), pool
+        else:
+            with target.runner(settings, timeout_s) as runner:
+                yield runner, None
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def target_of(spec: TaskSpec) -> Target:
+    return backends.target_for(spec)

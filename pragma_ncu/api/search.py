@@ -1,0 +1,142 @@
+"""`autotune` as a library call: the parameter search on the spec's target, one worker or a
+pool, its results written where asked."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pragma_ncu.api.common import (
+    Progress,
+    SpecLike,
+    connected,
+    load,
+    quiet,
+    settings_or_default,
+    shapes_of,
+    target_of,
+)
+from pragma_ncu.backends.base import PoolRequest, Session
+from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.pool.workers import WorkerPool
+from pragma_ncu.search import autotune as search
+from pragma_ncu.search.output import write_results, write_table
+from pragma_ncu.search.results import Budget, SearchResult
+from pragma_ncu.search.serial import Progress as Evaluations
+from pragma_ncu.settings import Settings
+from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+
+EvaluationsFor = Callable[[WorkerPool | None], Evaluations | None]
+
+
+@dataclass(frozen=True)
+class ShapesResult:
+    """`autotune_shapes`: each shape's search, and the config table they were all added to."""
+
+    results: tuple[SearchResult, ...]
+    table: Path | None = None
+
+
+def default_out(spec: TaskSpec) -> Path:
+    """Where the command writes a search's results: pragma-ncu-autotune/<kernel file stem>."""
+    return Path("pragma-ncu-autotune") / spec.source_path.name.split(".")[0]
+
+
+def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: str = "auto",
+             budget: int = 200, time_budget: float | None = None, top_k: int = 5,
+             rounds: int = 2, seed: int = 0, incumbent: dict[str, ParamValue] | None = None,
+             arch: str | None = None, timeout: float = 60.0, out: Path | None = None,
+             configs: Path | None = None, pool: PoolRequest | None = None,
+             settings: Settings | None = None, progress: Progress = quiet,
+             evaluations: EvaluationsFor | None = None) -> SearchResult:
+    """Search the parameters `spec` declares inside the device's limits (docs/tuner.md):
+    every point verified at every shape, timed at `shapes` (all of the spec's by default; the
+    others are then verified only), the top `top_k` re-tested over `rounds`, a winner only
+    beyond the noise. With `out`, writes the instantiated best kernel, results.json,
+    evaluations.jsonl and the config table (under `configs`, default out/configs) and lists
+    them in `SearchResult.files`. `evaluations(pool)` gives a callback for every evaluated
+    point (the progress line)."""
+    task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
+                                                    time_budget, top_k, rounds, seed)
+    with _session(task, settings, arch, timeout, pool, progress) as (session, workers):
+        found = search.autotune(task, chosen, session.evaluator(task), options,
+                                check_shapes=checks, incumbent=incumbent,
+                                progress=evaluations(workers) if evaluations else None,
+                                notice=progress)
+        result = _on(found, session)
+    if out is None:
+        return result
+    written = write_results(result, task, out, chosen, configs)
+    return replace(result, files=tuple((k, str(v)) for k, v in written.items()))
+
+
+def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
+                    strategy: str = "auto", budget: int = 200, time_budget: float | None = None,
+                    top_k: int = 5, rounds: int = 2, seed: int = 0,
+                    incumbent: dict[str, ParamValue] | None = None, arch: str | None = None,
+                    timeout: float = 60.0, out: Path | None = None, configs: Path | None = None,
+                    pool: PoolRequest | None = None, settings: Settings | None = None,
+                    progress: Progress = quiet) -> ShapesResult:
+    """`autotune` of each shape on its own (a configuration per shape; with a pool the shapes
+    are spread over its workers). With `out`, each shape's results go to out/<shape> and every
+    winner to the config table (under `configs`, default out/configs)."""
+    task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
+                                                    time_budget, top_k, rounds, seed)
+    with _session(task, settings, arch, timeout, pool, progress) as (session, _):
+        found = search.autotune_shapes(task, chosen, session.evaluator(task), options,
+                                       check_shapes=checks, incumbent=incumbent,
+                                       notice=progress)
+        results = [_on(r, session) for r in found]
+    if out is None:
+        return ShapesResult(tuple(results))
+    folder = configs or out / "configs"
+    written = [replace(r, files=tuple((k, str(v)) for k, v in write_results(
+        r, task, out / _safe(r.shapes[0]), chosen, folder).items())) for r in results]
+    return ShapesResult(tuple(written), write_table(results, task, folder, chosen))
+
+
+def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shape],
+          strategy: str, budget: int, time_budget: float | None, top_k: int, rounds: int,
+          seed: int) -> tuple[TaskSpec, Settings, list[Shape], list[Shape], search.SearchOptions]:
+    """The spec, the settings, the shapes timed, the shapes only verified, the options; a bad
+    shape or a spec with nothing to search fails here, before a worker starts or anything
+    compiles."""
+    task, settings = load(spec), settings_or_default(settings)
+    chosen = shapes_of(task, shapes)
+    names = {s.name for s in chosen}
+    checks = [s for s in task.shapes if s.name not in names] if shapes else []
+    if not any(p.values for p in task.params):
+        raise PragmaError(f"{task.spec_path} declares no parameter with candidate values "
+                          "([params] NAME = {default = ..., values = [...]})")
+    search.resolvable(task, (*chosen, *checks))
+    return task, settings, chosen, checks, search.SearchOptions(
+        strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k, rounds=rounds,
+        seed=seed, jobs=settings.jobs)
+
+
+@contextlib.contextmanager
+def _session(task: TaskSpec, settings: Settings, arch: str | None, timeout: float,
+             pool: PoolRequest | None, progress: Progress
+             ) -> Iterator[tuple[Session, WorkerPool | None]]:
+    """The target's session on its worker (or pool), closed after; a worker that does not
+    start is the target's no-device error."""
+    target = target_of(task)
+    try:
+        with connected(target, settings, timeout, pool, progress) as (runner, workers):
+            progress(f"starting the {target.device_word} worker")
+            yield target.open(task, settings, runner, arch=arch, pool=workers,
+                              notice=progress), workers
+    except NoGPUError as exc:
+        raise target.no_device(exc.reason) from None
+
+
+def _on(result: SearchResult, session: Session) -> SearchResult:
+    """The result with the device it ran on and the ceilings its roofline stands on."""
+    return replace(result, device=session.device, ceiling_gbps=session.ceiling_gbps,
+                   compute=session.compute)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

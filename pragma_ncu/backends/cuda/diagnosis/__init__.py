@@ -1,0 +1,151 @@
+"""The CUDA target's diagnosis rules, for profiles ncu collected: one kernel's metrics -> a
+Diagnosis with ranked findings (the detectors, over the signals read once from the quantities
+the report carries), each citing the compendium entries of the metrics it rests on, ncu's own
+rule results beside them, and what the collection could not assess (coverage)."""
+
+from __future__ import annotations
+
+from pragma_ncu.backends.cuda.diagnosis import coverage
+from pragma_ncu.backends.cuda.diagnosis.detectors import (
+    AT_ROOFLINE,
+    DETECTORS,
+    dram_ceiling_fraction,
+)
+from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
+from pragma_ncu.diagnose import causality
+from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
+from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
+from pragma_ncu.profile.profiles import KernelProfile, RuleResult
+from pragma_ncu.roofline import COMPUTE_KINDS, attainable
+
+COLLECTOR = "ncu"  # the collector whose profiles these rules read
+
+# ncu rule identifiers -> the bottleneck classes they speak to.
+RULE_CLASSES: dict[str, tuple[str, ...]] = {
+    "UncoalescedGlobalAccess": ("uncoalesced_access",),
+    "UncoalescedSharedAccess": ("shared_bank_conflicts",),
+    "SharedMemoryConflicts": ("shared_bank_conflicts",),
+    "SharedBankConflicts": ("shared_bank_conflicts",),
+    "TheoreticalOccupancy": ("occupancy_registers", "occupancy_shared", "occupancy_block",
+                             "register_spills", "local_memory"),
+    "MemoryCacheAccessPattern": ("uncoalesced_access", "register_spills", "local_memory"),
+    "WorkloadImbalance": ("atomic_contention", "small_grid", "tail_effect"),
+    "AchievedOccupancy": ("occupancy_registers", "occupancy_shared", "occupancy_block",
+                          "tail_effect", "small_grid"),
+    "LaunchConfiguration": ("small_grid", "tail_effect"),
+    "ThreadDivergence": ("warp_divergence",),
+    "HighPipeUtilization": ("compute_fma", "compute_sfu", "compute_fp64", "tensor_core"),
+    "CPIStall": ("memory_latency", "barrier_stall", "shared_bank_conflicts",
+                 "atomic_contention", "latency_bound", "register_spills", "local_memory"),
+    "IssueSlotUtilization": ("memory_latency", "instruction_issue", "latency_bound"),
+    "SOLBottleneck": ("memory_bandwidth", "l2_bandwidth", "memory_latency", "latency_bound"),
+    "MemoryL2Compression": (),
+}
+MIN_SCORE = 0.02
+
+
+def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
+             source_file: str | None = None,
+             resources: dict[str, float] | None = None,
+             compute: dict[str, float] | None = None) -> Diagnosis:
+    """Rank the causes of lost time for one kernel profiled by ncu, from whatever collection
+    the report is (a user's default set, a full set, a few sections, our own collection).
+
+    `ceiling_gbps` is the device's measured copy ceiling (else a practical fraction of ncu's
+    DRAM peak is the roofline); `resources` the build's ptxas report (spill and stack bytes),
+    which `pragma-ncu profile` records and a user's report lacks; `compute` the device's
+    measured compute ceilings (ComputeCeiling.per_second), for the attainable roofline."""
+    s = Signals.of(kernel, resources, ceiling_gbps)
+    found = [f for f in (detect(s) for detect in DETECTORS) if f and f.score >= MIN_SCORE]
+    ranked = causality.rank(found, _limit_levels(s))
+    findings = tuple(_with_actions(f, knowledge, kernel.rules) for f in ranked)
+    metrics = [e.metric for f in findings for e in f.evidence] + _roofline_metrics()
+    citations, uncited = cite(metrics, knowledge)
+    missing = coverage.gaps(s)
+    return Diagnosis(
+        kernel=kernel.name, classification=findings[0].bottleneck if findings else "none",
+        roofline=roofline_of(s, compute), findings=findings,
+        guidance=ranked_guidance(kernel.rules), hotspots=hot_lines(kernel.hotspots, source_file),
+        citations=citations, uncited=uncited, not_assessed=missing,
+        collect_command=coverage.collect_command(kernel.name, missing),
+    )
+
+
+def _limit_levels(s: Signals) -> dict[str, float]:
+    """Each limit's unit utilization while the SMs are active (for causality.rank)."""
+    pipe, busy = s.top_pipe()
+    levels = {"memory_bandwidth": s.per_active("dram"), "l2_bandwidth": s.per_active("l2"),
+              "l1_bandwidth": s.val("l1"),
+              "instruction_issue": s.val("issue")}
+    if pipe:
+        levels[PIPES[pipe]] = busy
+    return levels
+
+
+def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...]) -> Finding:
+    matching = tuple(dict.fromkeys(r.rule for r in rules
+                                   if f.bottleneck in RULE_CLASSES.get(r.rule, ())
+                                   and r.kind in ("OPT", "WRN")))
+    return Finding(f.bottleneck, f.title, round(f.score, 4), f.summary, f.evidence,
+                   actions_for(f.bottleneck, knowledge), matching)
+
+
+def roofline_of(s: Signals, compute: dict[str, float] | None = None) -> Roofline:
+    """Where the kernel sits: achieved DRAM bandwidth against the copy ceiling, the busiest
+    unit, and whether that unit runs at its practical ceiling."""
+    duration, dram = s.get("duration_ns"), s.get("dram_bytes")
+    achieved = dram / duration if dram is not None and duration else None  # bytes/ns = GB/s
+    dram_pct = 100 * s.val("dram") if s.has("dram") else None
+    ceiling, source = s.ceiling_gbps, "measured copy" if s.ceiling_gbps else ""
+    if not ceiling and achieved and dram_pct:
+        ceiling, source = achieved / (dram_pct / 100), "ncu DRAM peak"
+    pipe, busy = s.top_pipe()
+    binding, level = s.busiest()
+    if binding == L2_CARRYING:
+        binding = "DRAM"  # the L2 only carries DRAM's traffic: the roof is DRAM's
+    # At the roofline: DRAM at the copy ceiling, or a compute pipe near its peak. A saturated
+    # L1 or L2 is not a roofline: it is usually extra traffic (waste, re-reads) to remove.
+    if binding == "DRAM":
+        at_roof = (dram_ceiling_fraction(s, s.ceiling_gbps) or 0.0) >= AT_ROOFLINE
+    else:
+        at_roof = level >= AT_ROOFLINE and binding in PIPES
+    flops = counted_flops(s)
+    kind = max(flops, key=lambda k: flops[k] / (compute or {}).get(COMPUTE_KINDS[k][0], 1.0),
+               default="fp32")
+    # With FLOPs but no measured compute ceiling the roofline would be the memory side alone,
+    # which says nothing of a compute-bound kernel: leave it unknown then.
+    # The attainable roofline stands on measured ceilings only (ncu's DRAM peak is no copy).
+    known = not flops or bool(compute and compute.get(COMPUTE_KINDS[kind][0]))
+    bound = attainable(dram, flops.get(kind), kind, s.ceiling_gbps, compute) if known else None
+    total = sum(flops.values()) or None
+    return Roofline(duration, dram, achieved, dram_pct, ceiling, source,
+                    100 * s.val("sm") if s.has("sm") else None, pipe,
+                    100 * busy if pipe else None, binding, round(100 * level, 2), at_roof,
+                    total, total / duration * 1e9 if total and duration else None,
+                    COMPUTE_KINDS[kind][1] if flops else "",
+                    (compute or {}).get(COMPUTE_KINDS[kind][0]) if flops else None,
+                    bound.fraction(duration / 1e3) if bound and duration else None,
+                    bound.binding if bound else "")
+
+
+TENSOR_FLOP_PER_HMMA = 2 * 16 * 8 * 16  # one HMMA.16816 (sm_80+); wmma 16x16x16 issues two
+
+
+def counted_flops(s: Signals) -> dict[str, float]:
+    """FLOPs by kind that ncu counted (FP32, FP64 from per-thread instructions; tensor cores
+    estimated from HMMA instructions), for kinds with any."""
+    out = {"fp32": s.val("flops_fp32"), "fp64": s.val("flops_fp64"),
+           "fp16_tensor": s.val("hmma_instructions") * TENSOR_FLOP_PER_HMMA}
+    return {k: v for k, v in out.items() if v > 0}
+
+
+def _roofline_metrics() -> list[str]:
+    return ["gpu__time_duration.sum", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+
+
+def ranked_guidance(rules: tuple[RuleResult, ...]) -> tuple[RuleResult, ...]:
+    """ncu's optimization advice (OPT/WRN), by its estimated speedup; shown beside, not as,
+    the ranking."""
+    advice = [r for r in rules if r.kind in ("OPT", "WRN", "ERR")]
+    return tuple(sorted(advice, key=lambda r: -(r.speedup if r.speedup is not None else -1)))
