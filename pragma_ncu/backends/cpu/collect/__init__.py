@@ -171,7 +171,7 @@ def build_driver(task: ResolvedTask, so_path: str, symbol: str, out_dir: Path, *
 
 def _cachegrind(valgrind: str, symbol: str, source_file: str, out_dir: Path, reps: int,
                 run: Run, timeout_s: float, context: dict[str, Any]) -> Profile:
-    out = out_dir / "cachegrind.out"
+    out = (out_dir / "cachegrind.out").resolve()  # valgrind runs in out_dir: no relative path
     out.unlink(missing_ok=True)
     # --demangle=no: C++ kernels keep the linker symbol the driver calls, so they match by name
     cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
