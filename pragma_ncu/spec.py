@@ -185,10 +185,6 @@ class TaskSpec:
         with the system compiler), or a registered one."""
         return target_of(self.source_path)
 
-    @property
-    def is_cpu(self) -> bool:
-        return self.target == "cpu"
-
     def compile_flags(self, params: dict[str, ParamValue]) -> tuple[str, ...]:
         """The spec's nvcc flags plus those of flag parameters at `params` (defaults elsewhere)."""
         values = {**self.default_params(), **params}

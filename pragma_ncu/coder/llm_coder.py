@@ -178,10 +178,17 @@ def coder_messages(request: CoderRequest) -> list[Message]:
     """The system and first user message for `request`."""
     if request.kind not in KINDS:
         raise ValueError(f"CoderRequest.kind must be one of {KINDS}, got {request.kind!r}")
-    system = _template("coder_system_cpu.j2" if request.target == "cpu" else
-                       "coder_system.j2").render(kernel_name=request.kernel_name)
+    system = _template(system_prompt(request.target)).render(kernel_name=request.kernel_name)
     user = _template("coder_user.j2").render(part="request", **_request_context(request))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def system_prompt(target: str) -> str:
+    """The coder's contract for a target's kernels: templates/prompts/coder_system_<target>.j2
+    where the target has its own (the CPU's: a C function, the system compiler), else the CUDA
+    one (coder_system.j2)."""
+    own = f"coder_system_{target}.j2"
+    return own if data_path("templates", "prompts", own).is_file() else "coder_system.j2"
 
 
 def feedback_message(error: str, attempt: int, max_attempts: int) -> Message:

@@ -12,7 +12,7 @@ from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.ceilings import measured_compute
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import NoGPUError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
@@ -54,10 +54,6 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
               pool: WorkerPool | None = None) -> BenchReport:
     """Build once, then measure every shape in `runner`'s worker, or with a `pool` (whose
     primary is the runner) the shapes spread over its workers."""
-    if spec.is_cpu:
-        raise PragmaError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
-                          "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
-                          "and times it")
     params = {**spec.default_params(), **(params or {})}
     tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
     nvcc = find_nvcc(settings)
