@@ -158,20 +158,20 @@ def _str(table: dict[str, Any], key: str, w: str, field: str) -> str:
     return value
 
 
-def str_list(value: Any, w: str, field: str) -> list[str]:
+def str_list(value: Any, where: str, field: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise SpecError(w, field, "a list of strings", value)
+        raise SpecError(where, field, "a list of strings", value)
     return value
 
 
-def expr_text(value: Any, w: str, field: str) -> str:
+def expr_text(value: Any, where: str, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise SpecError(w, field, "an expression (string) or a number", value)
+        raise SpecError(where, field, "an expression (string) or a number", value)
     text = str(value)
     try:
         expr.parse(text)
     except ExpressionError as exc:
-        raise SpecError(w, field, "a valid expression", str(exc)) from None
+        raise SpecError(where, field, "a valid expression", str(exc)) from None
     return text
 
 
@@ -186,28 +186,28 @@ def _expr_list(value: Any, w: str, field: str) -> tuple[str, ...]:
     return tuple(expr_text(v, w, f"{field}[{i}]") for i, v in enumerate(items))
 
 
-def parse_params(table: dict[str, Any], w: str) -> tuple[Param, ...]:
+def parse_params(table: dict[str, Any], where: str) -> tuple[Param, ...]:
     params = []
     for name, value in table.items():
         field = f"params.{name}"
         if not name.isidentifier():
-            raise SpecError(w, field, "a C identifier as the parameter name", name)
+            raise SpecError(where, field, "a C identifier as the parameter name", name)
         if isinstance(value, dict):
-            _known_keys(value, _KEYS["param"], w, field)
+            _known_keys(value, _KEYS["param"], where, field)
             if "default" not in value:
-                raise SpecError(w, f"{field}.default", "a default value")
+                raise SpecError(where, f"{field}.default", "a default value")
             values = value.get("values", [])
             if not isinstance(values, list) or len(set(map(repr, values))) != len(values):
-                raise SpecError(w, f"{field}.values", "a list of distinct candidate values",
+                raise SpecError(where, f"{field}.values", "a list of distinct candidate values",
                                 values)
             flag = value.get("flag")
             if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
-                raise SpecError(w, f"{field}.flag", "a compiler flag such as \"--use_fast_math\" "
-                                "or \"-maxrregcount={}\"", flag)
-            params.append(Param(name, _scalar(value["default"], w, field),
-                                tuple(_scalar(v, w, f"{field}.values") for v in values), flag))
+                raise SpecError(where, f"{field}.flag", "a compiler flag such as "
+                                "\"--use_fast_math\" or \"-maxrregcount={}\"", flag)
+            params.append(Param(name, _scalar(value["default"], where, field),
+                                tuple(_scalar(v, where, f"{field}.values") for v in values), flag))
         else:
-            params.append(Param(name, _scalar(value, w, field)))
+            params.append(Param(name, _scalar(value, where, field)))
     return tuple(params)
 
 
@@ -217,14 +217,14 @@ def _scalar(value: Any, w: str, field: str) -> int | float | bool | str:
     return value
 
 
-def parse_launch(table: dict[str, Any], w: str) -> LaunchSpec:
+def parse_launch(table: dict[str, Any], where: str) -> LaunchSpec:
     for key in ("grid", "block"):
         if key not in table:
-            raise SpecError(w, f"launch.{key}", "1 to 3 expressions")
+            raise SpecError(where, f"launch.{key}", "1 to 3 expressions")
     return LaunchSpec(
-        grid=_expr_list(table["grid"], w, "launch.grid"),
-        block=_expr_list(table["block"], w, "launch.block"),
-        shared_mem=expr_text(table.get("shared_mem", "0"), w, "launch.shared_mem"),
+        grid=_expr_list(table["grid"], where, "launch.grid"),
+        block=_expr_list(table["block"], where, "launch.block"),
+        shared_mem=expr_text(table.get("shared_mem", "0"), where, "launch.shared_mem"),
     )
 
 
@@ -373,14 +373,14 @@ def _check_target(spec: TaskSpec, rules: SpecRules, w: str) -> None:
 
 
 def check_template_args(params: set[str], template_args: tuple[str, ...] | list[str],
-                        is_jinja: bool, w: str) -> None:
+                        is_jinja: bool, where: str) -> None:
     """Template arguments name declared parameters, and a jinja2 source takes none."""
     for name in template_args:
         if name not in params:
-            raise SpecError(w, "kernel.template_args", f"names of [params] ({sorted(params)})",
+            raise SpecError(where, "kernel.template_args", f"names of [params] ({sorted(params)})",
                             name)
     if template_args and is_jinja:
-        raise SpecError(w, "kernel.template_args", "no template_args for a jinja2 (.j2) source "
+        raise SpecError(where, "kernel.template_args", "no template_args for a jinja2 (.j2) source "
                         "(write the values into the template instead)")
 
 

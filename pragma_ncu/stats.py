@@ -35,11 +35,11 @@ def geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def quantile(sorted_values: Sequence[float], q: float) -> float:
+def quantile(sorted_values: Sequence[float], fraction: float) -> float:
     """Linear-interpolation quantile of already sorted values."""
     if not sorted_values:
         raise ValueError("quantile of no values")
-    pos = (len(sorted_values) - 1) * q
+    pos = (len(sorted_values) - 1) * fraction
     lo, hi = math.floor(pos), math.ceil(pos)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
@@ -78,9 +78,9 @@ def beats(new: TimingStats, incumbent: TimingStats) -> bool:
     return new.median_us + margin < incumbent.median_us
 
 
-def relative_change_pct(a: float, b: float) -> float:
+def relative_change_pct(before: float, after: float) -> float:
     """(b - a) / a in percent."""
-    return 100.0 * (b - a) / a if a else math.inf
+    return 100.0 * (after - before) / before if before else math.inf
 
 
 @dataclass(frozen=True)

@@ -28,18 +28,18 @@ def _gpus(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
-def pool_options(f: F) -> F:
+def pool_options(command: F) -> F:
     """--gpus, --workers and --ray, collected into one `pool` argument (a PoolRequest)."""
-    f = click.option("--ray", "ray", metavar="auto|local|ADDRESS",
+    command = click.option("--ray", "ray", metavar="auto|local|ADDRESS",
                      help="Run the workers as Ray actors (one GPU, or one CPU, each): auto "
                      "joins this host's cluster, local starts one on this host alone, else "
-                     "the cluster's address. Needs pip install \"pragma-ncu[ray]\".")(f)
-    f = click.option("--workers", "workers", type=click.IntRange(1),
-                     help="C/C++ kernels: CPU worker processes measuring at once.")(f)
-    f = click.option("--gpus", "gpus", callback=_gpus, metavar="all|N|0,2,...",
+                     "the cluster's address. Needs pip install \"pragma-ncu[ray]\".")(command)
+    command = click.option("--workers", "workers", type=click.IntRange(1),
+                     help="C/C++ kernels: CPU worker processes measuring at once.")(command)
+    command = click.option("--gpus", "gpus", callback=_gpus, metavar="all|N|0,2,...",
                      help="Measure on several GPUs at once, one worker each: all, a count, or "
-                     "ordinals (one GPU by ordinal: 3,). Re-tests run on the first one.")(f)
-    return f
+                     "ordinals (one GPU by ordinal: 3,). Re-tests run on the first one.")(command)
+    return command
 
 
 def pool_progress(pool: WorkerPool, enabled: bool,

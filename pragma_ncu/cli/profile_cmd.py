@@ -27,7 +27,7 @@ def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
 
 
-def profile_options(f: Any) -> Any:
+def profile_options(command: Any) -> Any:
     """The options `profile` and `explain foo.cu` share."""
     for option in reversed((
         click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec."),
@@ -46,8 +46,8 @@ def profile_options(f: Any) -> Any:
         click.option("--timeout", type=float, default=180.0, show_default=True,
                      help="Seconds the ncu run may take before it is killed."),
     )):
-        f = option(f)
-    return f
+        command = option(command)
+    return command
 
 
 def profile_request(params: tuple[str, ...], arch: str | None, metrics: tuple[str, ...],

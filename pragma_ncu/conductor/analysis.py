@@ -37,12 +37,13 @@ MAX_FINDINGS = 2
 MAX_GUIDANCE = 4
 
 
-def analysis(s: Situation, policy: Policy) -> Iterator[Bullet]:
-    if s.round > 0:
-        yield _comparison(s)
-    yield from _deltas(s.best_before, s.candidate)
-    yield _roofline(s.best, policy, "the baseline" if s.round == 0 else "the historical best")
-    yield from _findings(s.diagnosis)
+def analysis(situation: Situation, policy: Policy) -> Iterator[Bullet]:
+    if situation.round > 0:
+        yield _comparison(situation)
+    yield from _deltas(situation.best_before, situation.candidate)
+    yield _roofline(situation.best, policy,
+                    "the baseline" if situation.round == 0 else "the historical best")
+    yield from _findings(situation.diagnosis)
 
 
 def _comparison(s: Situation) -> Bullet:
@@ -105,14 +106,14 @@ def _findings(d: Diagnosis | None) -> Iterator[Bullet]:
                      f"{f.summary}{rules}", values, cites)
 
 
-def citations(d: Diagnosis | None, bullets: Sequence[Bullet],
+def citations(found: Diagnosis | None, bullets: Sequence[Bullet],
               knowledge: Knowledge | None = None) -> tuple[Citation, ...]:
     """The compendium entries of the profiler metrics the bullets state (looked up in
     `knowledge`), and those the diagnosis cited for them."""
     out: dict[str, Citation] = {}
-    if d is not None:
+    if found is not None:
         named = {m for b in bullets for m in b.values} | {c for b in bullets for c in b.cites}
-        for c in d.citations:
+        for c in found.citations:
             if c.metric in named or c.entry in named:
                 out.setdefault(c.metric, Citation(c.metric, c.entry, c.title, c.meaning,
                                                   c.source))
@@ -138,12 +139,12 @@ def is_metric(name: str) -> bool:
     return " " not in name and ("__" in name or name in CPU_KEY_METRICS)
 
 
-def guidance(d: Diagnosis | None) -> tuple[str, ...]:
+def guidance(diagnosis: Diagnosis | None) -> tuple[str, ...]:
     """Structural changes for the coder: the compendium's actions for the top findings."""
-    if d is None:
+    if diagnosis is None:
         return ()
     out: list[str] = []
-    for f in d.findings[:MAX_FINDINGS]:
+    for f in diagnosis.findings[:MAX_FINDINGS]:
         out += [f"{a} (for {f.bottleneck})" for a in f.actions]
     return tuple(dict.fromkeys(out))[:MAX_GUIDANCE]
 

@@ -59,18 +59,19 @@ class Situation:
     history: tuple[Decision, ...] = ()  # earlier decisions, oldest first
 
 
-def decide(s: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
+def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
     """The next action after a round, with the analysis that justifies it; with `knowledge`
     (the compendium) every profiler metric a bullet states is cited."""
-    bullets = tuple(analysis.analysis(s, policy))
-    citations = analysis.citations(s.diagnosis, bullets, knowledge)
+    bullets = tuple(analysis.analysis(situation, policy))
+    citations = analysis.citations(situation.diagnosis, bullets, knowledge)
     bullets = analysis.with_cites(bullets, citations)
-    base = Decision(round=s.round, action="stop", reason="", accepted=s.accepted,
-                    acceptance=s.acceptance, speedup_vs_best=s.speedup, analysis=bullets,
-                    citations=citations)
-    return (_repair(s, policy, base) or _stop(s, policy, base) or _first_tune(s, base)
-            or _far_from_roofline(s, policy, base) or _retune(s, policy, base)
-            or _rewrite(s, policy, base))
+    base = Decision(round=situation.round, action="stop", reason="", accepted=situation.accepted,
+                    acceptance=situation.acceptance, speedup_vs_best=situation.speedup,
+                    analysis=bullets, citations=citations)
+    return (_repair(situation, policy, base) or _stop(situation, policy, base)
+            or _first_tune(situation, base) or _far_from_roofline(situation, policy, base)
+            or _retune(situation, policy, base)
+            or _rewrite(situation, policy, base))
 
 
 def _repair(s: Situation, policy: Policy, base: Decision) -> Decision | None:

@@ -231,9 +231,9 @@ def _dtype_note(p: CParam, element: ElementType) -> str:
     return note
 
 
-def role_of(p: CParam, found: tuple[Access, ...]) -> tuple[str, str]:
+def role_of(param: CParam, found: tuple[Access, ...]) -> tuple[str, str]:
     """An array's role and the reason, from its constness and its first access."""
-    if p.const_target:
+    if param.const_target:
         return "input", "const: only read"
     if not found:
         return "input", "GUESS: never read or written in the kernel's body"

@@ -31,19 +31,19 @@ def _line(text: str, note: str = "") -> str:
     return f"{text.ljust(_COLUMN - 1)} # {note}" if note else text
 
 
-def spec_text(d: KernelDraft, source_rel: str, reference: str | None, library: str,
+def spec_text(draft: KernelDraft, source_rel: str, reference: str | None, library: str,
               command_path: str) -> str:
     """The draft spec; `source_rel` and `reference` ('file.py:function') are relative to the
     spec, `command_path` is the kernel as the user named it."""
-    out = _header(d, command_path)
-    out += _kernel(d, source_rel)
-    out += _params(d)
-    if d.target == "cuda":
-        out += _launch(d)
-    for a in d.args:
-        out += _arg(a, d)
-    out += _shapes(d)
-    out += _tolerance(d)
+    out = _header(draft, command_path)
+    out += _kernel(draft, source_rel)
+    out += _params(draft)
+    if draft.target == "cuda":
+        out += _launch(draft)
+    for a in draft.args:
+        out += _arg(a, draft)
+    out += _shapes(draft)
+    out += _tolerance(draft)
     out += _reference(reference, library)
     return "\n".join(out) + "\n"
 
@@ -159,10 +159,10 @@ def function_name(kernel: str) -> str:
     return kernel + "_ref" if keyword.iskeyword(kernel) else kernel
 
 
-def reference_text(d: KernelDraft, library: str, file_name: str) -> str:
+def reference_text(draft: KernelDraft, library: str, file_name: str) -> str:
     """A reference stub with the right signature: it raises until its body is written."""
-    ins = [a.name for a in d.args if a.role in ("input", "inout", "scalar")]
-    outs = [a.name for a in d.args if a.role in ("output", "inout")]
+    ins = [a.name for a in draft.args if a.role in ("input", "inout", "scalar")]
+    outs = [a.name for a in draft.args if a.role in ("output", "inout")]
     returns = outs[0] if len(outs) == 1 else "{" + ", ".join(f"'{n}': ..." for n in outs) + "}"
     signature = ", ".join(["*", *ins]) if ins else ""
     about = (f"pragma-ncu calls it with keyword arguments: every input and inout array by its "
@@ -171,11 +171,12 @@ def reference_text(d: KernelDraft, library: str, file_name: str) -> str:
              "It returns the outputs: the array itself for one output, else a dict keyed by name. "
              "Compute in at least float32 (float64 for sums over many terms). See "
              "docs/spec-format.md.")
-    doc = (f'"""The reference of {d.kernel} ({d.source.name}), drafted by `pragma-ncu init`.\n\n'
+    doc = (f'"""The reference of {draft.kernel} ({draft.source.name}), drafted by '
+           '`pragma-ncu init`.\n\n'
            + textwrap.fill(about, 96) + '\n"""\n')
     return (
         f"{doc}\n{_IMPORTS[library]}  # noqa: F401\n\n\n"
-        f"def {function_name(d.kernel)}({signature}):\n"
-        f'    """{", ".join(outs)} of {d.kernel}."""\n'
+        f"def {function_name(draft.kernel)}({signature}):\n"
+        f'    """{", ".join(outs)} of {draft.kernel}."""\n'
         f'    raise NotImplementedError("write the reference in {file_name}: return {returns}")\n'
     )

@@ -50,10 +50,10 @@ def side_by_side(entrants: Sequence[Entrant], shapes: Sequence[Shape],
             for i, e in enumerate(entrants)]
 
 
-def check_everywhere(e: Entrant, shapes: Sequence[Shape]) -> str:
+def check_everywhere(entrant: Entrant, shapes: Sequence[Shape]) -> str:
     """Verify (no timing) at the check shapes; '' when right everywhere, else what failed."""
     for shape in shapes:
-        m = e.evaluator.measure(e.point, e.built, shape, CHECK)
+        m = entrant.evaluator.measure(entrant.point, entrant.built, shape, CHECK)
         if not m.status.is_verified:
             return f"{m.status.value} at {shape.name}: {m.message}"
     return ""
@@ -73,16 +73,16 @@ def failure_summary(evaluations: Sequence[Evaluation]) -> tuple[str, str]:
     return ("verification" if built_any else "build"), "\n".join(seen.values())
 
 
-def evaluation_row(e: Evaluation) -> dict[str, Any]:
+def evaluation_row(evaluation: Evaluation) -> dict[str, Any]:
     """What the run store keeps of one evaluated point (each measurement with the worker's
     device, when there were many)."""
-    return {"build": {"status": e.status if e.status in ("compile_error", "kernel_not_found",
-                                                          "infeasible") else "ok",
-                      "registers": e.registers, "spill_bytes": e.spill_bytes,
-                      "compile_s": e.compile_s, "reason": e.reason},
-            "measurements": [{**m.to_json(), **({"device": e.device.to_json()} if e.device
-                                                  else {})}
-                             for m in (*e.measurements, *e.checked)]}
+    failed = evaluation.status in ("compile_error", "kernel_not_found", "infeasible")
+    return {"build": {"status": evaluation.status if failed else "ok",
+                      "registers": evaluation.registers, "spill_bytes": evaluation.spill_bytes,
+                      "compile_s": evaluation.compile_s, "reason": evaluation.reason},
+            "measurements": [{**m.to_json(), **({"device": evaluation.device.to_json()}
+                                                  if evaluation.device else {})}
+                             for m in (*evaluation.measurements, *evaluation.checked)]}
 
 
 def _point(point: Point) -> str:

@@ -109,12 +109,12 @@ class LaneActivity:
     dropped: str
 
 
-def same_uuid(a: str, b: str) -> bool:
+def same_uuid(first: str, second: str) -> bool:
     """Two spellings of one UUID ("GPU-8932f937-d72c-..." and "8932f937d72c..."), compared by
     their hex digits."""
     def digits(u: str) -> str:
         return re.sub(r"[^0-9a-f]", "", u.lower().removeprefix("gpu-").removeprefix("mig-"))
-    return bool(digits(a)) and digits(a) == digits(b)
+    return bool(digits(first)) and digits(first) == digits(second)
 
 
 class WorkerPool:

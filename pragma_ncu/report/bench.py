@@ -89,23 +89,23 @@ def bench_header(report: BenchReport) -> list[str]:
     return lines
 
 
-def compute_line(c: ComputeCeiling) -> str:
+def compute_line(ceiling: ComputeCeiling) -> str:
     """The measured compute ceilings in one line (TFLOP/s; the SFU in T op/s)."""
-    shown = [f"{COMPUTE_KINDS[k][1]} {c.per_second[v] / 1e12:.1f}"
-             for k, (v, _) in COMPUTE_KINDS.items() if v in c.per_second]
-    vendor = [f"{k} {v:.1f}" for k, v in c.vendor_tflops.items()]
+    shown = [f"{COMPUTE_KINDS[k][1]} {ceiling.per_second[v] / 1e12:.1f}"
+             for k, (v, _) in COMPUTE_KINDS.items() if v in ceiling.per_second]
+    vendor = [f"{k} {v:.1f}" for k, v in ceiling.vendor_tflops.items()]
     return ("; ".join(shown) + " T/s" + (f"; vendor GEMM {', '.join(vendor)} TFLOP/s"
                                          if vendor else "")
-            + f" (measured {c.measured_at}{', cached' if c.cached else ''})")
+            + f" (measured {ceiling.measured_at}{', cached' if ceiling.cached else ''})")
 
 
-def build_line(b: BuildResult) -> str:
-    if not b.ok:
-        return f"build   {b.status} ({b.arch})"
-    r = b.resources
+def build_line(built: BuildResult) -> str:
+    if not built.ok:
+        return f"build   {built.status} ({built.arch})"
+    r = built.resources
     assert r is not None
-    cached = "cached" if b.cache_hit else f"{b.seconds:.2f} s"
-    return (f"build   {b.arch}: {r.registers} registers, {r.shared_static} B static smem, "
+    cached = "cached" if built.cache_hit else f"{built.seconds:.2f} s"
+    return (f"build   {built.arch}: {r.registers} registers, {r.shared_static} B static smem, "
             f"{r.spill_stores + r.spill_loads} B spills, {r.stack} B stack ({cached})")
 
 

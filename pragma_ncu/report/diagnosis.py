@@ -24,8 +24,8 @@ def _num(value: float | str | None, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
-def roofline_line(d: Diagnosis) -> str:
-    r = d.roofline
+def roofline_line(diagnosis: Diagnosis) -> str:
+    r = diagnosis.roofline
     parts = []
     if r.duration_ns:
         parts.append(f"{r.duration_ns / 1000:,.1f} µs")
@@ -54,12 +54,12 @@ def roofline_line(d: Diagnosis) -> str:
 MAX_GAPS = 6
 
 
-def coverage_lines(d: Diagnosis) -> list[str]:
+def coverage_lines(diagnosis: Diagnosis) -> list[str]:
     """What this collection could not assess, and the ncu command that would."""
-    if not d.not_assessed:
+    if not diagnosis.not_assessed:
         return []
-    gaps = [g for g in d.not_assessed if not g.inferred]
-    inferred = [g for g in d.not_assessed if g.inferred]
+    gaps = [g for g in diagnosis.not_assessed if not g.inferred]
+    inferred = [g for g in diagnosis.not_assessed if g.inferred]
     out = []
     if gaps:
         names = ", ".join(g.cause for g in gaps[:MAX_GAPS])
@@ -67,8 +67,8 @@ def coverage_lines(d: Diagnosis) -> list[str]:
         out.append(f"Not assessed (this collection lacks their metrics): {names}{more}.")
     if inferred:
         out.append("Only inferred from a proxy: " + ", ".join(g.cause for g in inferred) + ".")
-    if d.collect_command:
-        out.append(f"To assess them: {d.collect_command}")
+    if diagnosis.collect_command:
+        out.append(f"To assess them: {diagnosis.collect_command}")
         out.append("  (or `ncu --set full ...`; for your own kernel, "
                    "`pragma-ncu profile --kernel foo.cu` collects all of it)")
     return out
@@ -79,10 +79,10 @@ def _evidence_cell(e: Evidence) -> str:
     return f"{short} = {_num(e.value, e.unit)}" + (f" ({e.note})" if e.note else "")
 
 
-def findings_rows(d: Diagnosis) -> list[list[str]]:
+def findings_rows(diagnosis: Diagnosis) -> list[list[str]]:
     return [[str(i), f.bottleneck, f"{f.score:.2f}", f.title,
              "\n".join(_evidence_cell(e) for e in f.evidence[:3])]
-            for i, f in enumerate(d.findings[:MAX_FINDINGS], 1)]
+            for i, f in enumerate(diagnosis.findings[:MAX_FINDINGS], 1)]
 
 
 def _ours(d: Diagnosis, rule: str) -> str:
@@ -92,15 +92,15 @@ def _ours(d: Diagnosis, rule: str) -> str:
     return "-"
 
 
-def guidance_rows(d: Diagnosis) -> list[list[str]]:
+def guidance_rows(diagnosis: Diagnosis) -> list[list[str]]:
     return [[g.section, g.rule, g.kind, _num(g.speedup) + ("%" if g.speedup is not None else ""),
-             g.speedup_type, _ours(d, g.rule), (g.title or g.message)[:70]]
-            for g in d.guidance[:MAX_GUIDANCE]]
+             g.speedup_type, _ours(diagnosis, g.rule), (g.title or g.message)[:70]]
+            for g in diagnosis.guidance[:MAX_GUIDANCE]]
 
 
-def hotspot_rows(d: Diagnosis) -> list[list[str]]:
+def hotspot_rows(diagnosis: Diagnosis) -> list[list[str]]:
     rows = []
-    for s in d.hotspots[:MAX_LINES]:
+    for s in diagnosis.hotspots[:MAX_LINES]:
         stalls = ", ".join(f"{k} {v}" for k, v in list(s.stalls.items())[:2])
         rows.append([f"{Path(s.file).name}:{s.line}", str(s.samples), _num(s.instructions),
                      stalls, s.text[:50]])

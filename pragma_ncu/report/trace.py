@@ -240,25 +240,26 @@ def _state_column(state: KernelState | None, shapes: list[str], best: float | No
             state.classification or DASH, state.profiler or DASH]
 
 
-def comparison_table(r: RoundRecord, base: float | None) -> Table:
+def comparison_table(record: RoundRecord, base: float | None) -> Table:
     """Historical best (entering the round) against the round's candidate, side by side."""
-    states = [s for s in (r.candidate, r.best_before) if s is not None]
+    states = [s for s in (record.candidate, record.best_before) if s is not None]
     shapes = list(dict.fromkeys(k for s in states for k in s.times_us))
     labels = ["variant", "parameters", "status", *(f"time {s} (µs)" for s in shapes),
               "objective (geomean µs)", "speedup vs best", "speedup vs baseline",
               "% of roofline", "registers", "classification", "profiled with"]
-    best_obj = _objective(r.best_before)
-    columns = [_state_column(r.best_before, shapes, best_obj, base, "none yet (baseline round)"),
-               _state_column(r.candidate, shapes, best_obj, base, "none verified")]
+    best_obj = _objective(record.best_before)
+    columns = [_state_column(record.best_before, shapes, best_obj, base,
+                             "none yet (baseline round)"),
+               _state_column(record.candidate, shapes, best_obj, base, "none verified")]
     return Table(("", "historical best", "candidate"),
                  tuple(zip(labels, columns[0], columns[1], strict=True)))
 
 
-def metrics_table(r: RoundRecord) -> Table:
+def metrics_table(record: RoundRecord) -> Table:
     """The key metrics both kernels were profiled with, and how much the candidate moved them."""
-    if r.best_before is None or r.candidate is None:
+    if record.best_before is None or record.candidate is None:
         return Table(("metric", "best", "candidate", "Δ"), ())
-    best, cand = r.best_before.metrics, r.candidate.metrics
+    best, cand = record.best_before.metrics, record.candidate.metrics
     rows = []
     for name in (n for n in best if n in cand):
         b, c = best[name], cand[name]
@@ -275,9 +276,9 @@ def _count(value: Any) -> str:
     return DASH if value is None else str(value)
 
 
-def search_line(r: RoundRecord) -> str:
+def search_line(record: RoundRecord) -> str:
     """The round's search in one line: strategy, counters, wall time."""
-    s = r.search
+    s = record.search
     if not s:
         return "no search ran"
     wall = s.get("wall_s")
@@ -287,19 +288,19 @@ def search_line(r: RoundRecord) -> str:
             + (f"{wall:.1f} s" if isinstance(wall, int | float) else DASH))
 
 
-def space_line(r: RoundRecord) -> str:
+def space_line(record: RoundRecord) -> str:
     """The parameter values the round searched, as `NAME ∈ {a, b}; ...`."""
     return "; ".join(f"{k} ∈ {{{', '.join(str(v) for v in vals)}}}"
-                     for k, vals in r.space.items())
+                     for k, vals in record.space.items())
 
 
-def failure_text(r: RoundRecord) -> str:
+def failure_text(record: RoundRecord) -> str:
     """Why the round has no verified candidate; "" when it has one."""
-    if r.candidate is not None and r.candidate.verified:
+    if record.candidate is not None and record.candidate.verified:
         return ""
-    if r.candidate is not None:
-        return r.candidate.failure or "the candidate was not verified at every shape"
-    return r.coder_error or "no candidate was verified at every shape"
+    if record.candidate is not None:
+        return record.candidate.failure or "the candidate was not verified at every shape"
+    return record.coder_error or "no candidate was verified at every shape"
 
 
 def round_views(trace: Trace, base: float | None) -> list[RoundView]:

@@ -28,14 +28,15 @@ def rounds_table(records: Sequence[RoundRecord]) -> str:
                                    "speedup", "% roofline", "accepted", "next"])
 
 
-def summary_lines(run_id: str, s: dict[str, Any]) -> list[str]:
-    speed = f"{s['speedup']:.2f}×" if s.get("speedup") else "n/a"
-    lines = [f"run {run_id} on {s.get('device') or 'unknown GPU'}: "
-             f"{_us(s.get('baseline_us'))} → {_us(s.get('best_us'))} ({speed}), best from "
-             f"round {s.get('best_round')} ({s.get('best_variant')}) at {s.get('best_params')}",
-             f"stopped: {s.get('stop_reason')}"]
-    if s.get("llm") and s["llm"] != "none":
-        lines.append(f"LLM: {s['llm']}, {s.get('llm_tokens', 0)} tokens")
+def summary_lines(run_id: str, summary: dict[str, Any]) -> list[str]:
+    speed = f"{summary['speedup']:.2f}×" if summary.get("speedup") else "n/a"
+    lines = [f"run {run_id} on {summary.get('device') or 'unknown GPU'}: "
+             f"{_us(summary.get('baseline_us'))} → {_us(summary.get('best_us'))} ({speed}), "
+             f"best from round {summary.get('best_round')} ({summary.get('best_variant')}) at "
+             f"{summary.get('best_params')}",
+             f"stopped: {summary.get('stop_reason')}"]
+    if summary.get("llm") and summary["llm"] != "none":
+        lines.append(f"LLM: {summary['llm']}, {summary.get('llm_tokens', 0)} tokens")
     return lines
 
 

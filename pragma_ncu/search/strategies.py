@@ -1,6 +1,6 @@
 """Search strategies: they propose points and learn from values; they never touch the GPU.
 
-`ask(n)` returns up to `n` points not proposed before (fewer, or none, when the strategy has
+`ask(count)` returns up to `count` points not proposed before (fewer, or none, when the strategy has
 nothing new); `tell(point, value)` reports the objective (lower is better) or None for a point
 that failed (infeasible, compile error, wrong answer). Exhaustive search walks the feasible
 points in order; the others are optuna samplers driven through its ask-and-tell interface.
@@ -25,7 +25,7 @@ STRATEGIES = ("auto", "exhaustive", *SAMPLERS)
 class Strategy(Protocol):
     name: str
 
-    def ask(self, n: int) -> list[Point]: ...
+    def ask(self, count: int) -> list[Point]: ...
 
     def tell(self, point: Point, value: float | None) -> None: ...
 
@@ -38,11 +38,11 @@ class Exhaustive:
     def __init__(self, points: Iterable[Point]) -> None:
         self._points: Iterator[Point] = iter(points)
 
-    def ask(self, n: int) -> list[Point]:
+    def ask(self, count: int) -> list[Point]:
         out = []
         for point in self._points:
             out.append(point)
-            if len(out) >= n:
+            if len(out) >= count:
                 break
         return out
 
@@ -77,10 +77,10 @@ class OptunaStrategy:
         self._known: dict[str, float | None] = {}
         self._worst = -math.inf
 
-    def ask(self, n: int) -> list[Point]:
+    def ask(self, count: int) -> list[Point]:
         out: list[Point] = []
         duplicates = 0
-        while len(out) < n and duplicates < MAX_DUPLICATE_ASKS:
+        while len(out) < count and duplicates < MAX_DUPLICATE_ASKS:
             trial = self.study.ask()
             point: Point = {d.name: _suggest(trial, d.name, d.values) for d in self.space.dims}
             key = point_key(point)

@@ -163,15 +163,15 @@ def number(value: float, unit: str = "") -> str:
     return f"{text}{prefix} {unit}"  # 3M threads
 
 
-def write_diagnosis(name: str, d: DurationChange, class_base: str, class_new: str,
+def write_diagnosis(name: str, change: DurationChange, class_base: str, class_new: str,
                     causes: Sequence[Cause], config: Sequence[ConfigChange],
                     rules: Sequence[RuleChange], threshold_pct: float) -> str:
     """A few sentences: the verdict, the bottleneck on each side, the likely cause with the
     facts and ncu rules that changed."""
-    parts = [_verdict_sentence(name, d, threshold_pct)]
+    parts = [_verdict_sentence(name, change, threshold_pct)]
     parts.append(f"Bottleneck: {class_base} on both sides." if class_base == class_new else
                  f"Bottleneck: {class_base} on BASE, {class_new} on NEW.")
-    parts += _cause_sentences(d.verdict, causes)
+    parts += _cause_sentences(change.verdict, causes)
     if config:
         parts.append("Changed: " + "; ".join(
             f"{c.label} {number(c.base, c.unit)} -> {number(c.new, c.unit)}"
@@ -183,7 +183,7 @@ def write_diagnosis(name: str, d: DurationChange, class_base: str, class_new: st
     top = causes[0].bottleneck if causes else ""
     appeared = sorted((r for r in rules if r.change == "appeared"),
                       key=lambda r: (top not in r.causes, -(r.speedup or 0.0), r.rule))
-    if appeared and d.verdict != UNCHANGED:
+    if appeared and change.verdict != UNCHANGED:
         parts.append("ncu now reports: " + ", ".join(
             r.rule + (f" (est. {r.speedup:.0f}%)" if r.speedup is not None else "")
             for r in appeared[:3]) + ".")
@@ -242,23 +242,23 @@ def what_to_check(verdict: str, causes: Sequence[Cause], lines: Sequence[LineShi
     return tuple(out)
 
 
-def evidence_words(k: KernelTriage, top: Cause | None, knowledge: Knowledge,
+def evidence_words(kernel: KernelTriage, top: Cause | None, knowledge: Knowledge,
                    width: int = 60) -> str:
     """The evidence of cause `top` in a few words, for a one-line row: the launch or build
     fact that speaks for it and moved, else the first value its finding rests on, else its
     most relevant metric change, else its title."""
     if top is None:
-        change = k.config[0] if k.config else None
+        change = kernel.config[0] if kernel.config else None
         return (f"{change.label} {number(change.base, change.unit)} -> "
                 f"{number(change.new, change.unit)}")[:width] if change else ""
-    facts = [c for c in k.config if c.label in _CAUSE_FACTS.get(top.bottleneck, ())]
+    facts = [c for c in kernel.config if c.label in _CAUSE_FACTS.get(top.bottleneck, ())]
     if facts:
         c = facts[0]
         return f"{c.label} {number(c.base, c.unit)} -> {number(c.new, c.unit)}"[:width]
     shown = next((e for e in top.evidence if isinstance(e.value, float | int)), None)
     if shown is not None:
         return _evidence_text(shown, top.on, knowledge, width)
-    metric = next((m for m in k.metrics if m.supports == top.bottleneck), None)
+    metric = next((m for m in kernel.metrics if m.supports == top.bottleneck), None)
     if metric is not None:
         values = f": {number(metric.base, metric.unit)} -> {number(metric.new, metric.unit)}"
         room = max(8, width - len(values))

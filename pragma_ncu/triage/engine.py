@@ -109,23 +109,23 @@ def select(side: Side, name: str | None) -> list[KernelProfile]:
     return chosen
 
 
-def triage_kernel(m: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
-                  threshold_pct: float, d: DurationChange) -> KernelTriage:
-    """The explanation of one matched kernel (one launch of each side) under verdict `d`."""
-    db = diagnose_in(base.profile, m.base, knowledge)
-    dn = diagnose_in(new.profile, m.new, knowledge)
-    moves = evidence.movements(m.base, m.new, knowledge)
-    rules = evidence.rule_changes(m.base, m.new)
-    causes, relations = rank_causes(db, dn, d.base_us, d.new_us, moves, rules, knowledge)
-    config = evidence.config_changes(m.base, m.new)
-    lines = evidence.line_shifts(m.base, m.new)
-    text = write_diagnosis(m.new.name, d, db.classification, dn.classification, causes,
+def triage_kernel(match: KernelMatch, base: Side, new: Side, knowledge: Knowledge,
+                  threshold_pct: float, change: DurationChange) -> KernelTriage:
+    """The explanation of one matched kernel (one launch of each side) under verdict `change`."""
+    db = diagnose_in(base.profile, match.base, knowledge)
+    dn = diagnose_in(new.profile, match.new, knowledge)
+    moves = evidence.movements(match.base, match.new, knowledge)
+    rules = evidence.rule_changes(match.base, match.new)
+    causes, relations = rank_causes(db, dn, change.base_us, change.new_us, moves, rules, knowledge)
+    config = evidence.config_changes(match.base, match.new)
+    lines = evidence.line_shifts(match.base, match.new)
+    text = write_diagnosis(match.new.name, change, db.classification, dn.classification, causes,
                            config, rules, threshold_pct)
-    missing = evidence.coverage(m.base, m.new) + _timing_gaps(d)
+    missing = evidence.coverage(match.base, match.new) + _timing_gaps(change)
     gaps = [g for g in dn.not_assessed if not g.inferred and g.cause != "source lines"]
-    return KernelTriage(m, d, db.classification, dn.classification, causes,
+    return KernelTriage(match, change, db.classification, dn.classification, causes,
                         metric_deltas(moves, causes, relations), config, rules, lines, text,
-                        what_to_check(d.verdict, causes, lines, knowledge), missing,
+                        what_to_check(change.verdict, causes, lines, knowledge), missing,
                         tuple(g.cause for g in gaps),
                         tuple(dict.fromkeys(sec for g in gaps for sec in g.sections)))
 
@@ -172,10 +172,10 @@ def common_notes(groups: Sequence[GroupTriage]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def unexplained_for_lack_of_metrics(g: GroupTriage) -> bool:
+def unexplained_for_lack_of_metrics(triaged: GroupTriage) -> bool:
     """A changed group with no cause found where the NEW report lacks the metrics to look."""
-    return (g.verdict != UNCHANGED and g.detail is not None and g.top_cause is None
-            and bool(g.detail.unassessed))
+    return (triaged.verdict != UNCHANGED and triaged.detail is not None
+            and triaged.top_cause is None and bool(triaged.detail.unassessed))
 
 
 def collect_for(groups: Sequence[GroupTriage]) -> str:

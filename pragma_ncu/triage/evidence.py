@@ -54,19 +54,19 @@ def moved(base: float, new: float) -> float:
     return min(1.0, abs(math.log2((abs(new) + eps) / (abs(base) + eps))))
 
 
-def movements(b: KernelProfile, n: KernelProfile, knowledge: Lookup) -> tuple[Movement, ...]:
+def movements(base: KernelProfile, new: KernelProfile, knowledge: Lookup) -> tuple[Movement, ...]:
     """Every numeric metric both sides have and the compendium explains, one per entry (its
     canonical spelling), that moved by at least MIN_MOVED; by entry name."""
     by_entry: dict[str, list[Movement]] = {}
-    for name in sorted(set(b.metrics) & set(n.metrics)):
-        bv, nv = b.value(name), n.value(name)
+    for name in sorted(set(base.metrics) & set(new.metrics)):
+        bv, nv = base.value(name), new.value(name)
         if bv is None or nv is None:
             continue
         entry = knowledge.lookup(name)
         if entry is None:
             continue
         by_entry.setdefault(entry.name, []).append(
-            Movement(name, entry, bv, nv, moved(bv, nv), b.metrics[name].unit))
+            Movement(name, entry, bv, nv, moved(bv, nv), base.metrics[name].unit))
     chosen = (min(group, key=lambda m: (_rank(m.metric, m.entry.name), m.metric))
               for group in by_entry.values())
     return tuple(sorted((m for m in chosen if m.moved >= MIN_MOVED), key=lambda m: m.entry.name))
@@ -102,20 +102,20 @@ FACTS: tuple[tuple[str, str, str, float], ...] = (
 )
 
 
-def fact(k: KernelProfile, expr: str) -> float | None:
+def fact(kernel: KernelProfile, expr: str) -> float | None:
     """A FACTS expression's value: a metric, a sum "a+b" or a ratio "a/b"."""
     if "/" in expr:
-        num, den = (k.value(p) for p in expr.split("/"))
+        num, den = (kernel.value(p) for p in expr.split("/"))
         return num / den if num is not None and den else None
-    values = [k.value(p) for p in expr.split("+")]
+    values = [kernel.value(p) for p in expr.split("+")]
     return sum(v for v in values if v is not None) if any(v is not None for v in values) else None
 
 
-def config_changes(b: KernelProfile, n: KernelProfile) -> tuple[ConfigChange, ...]:
+def config_changes(base: KernelProfile, new: KernelProfile) -> tuple[ConfigChange, ...]:
     """The FACTS that differ by more than MIN_FACT_CHANGE, in FACTS order."""
     out = []
     for label, expr, unit, scale in FACTS:
-        bv, nv = fact(b, expr), fact(n, expr)
+        bv, nv = fact(base, expr), fact(new, expr)
         if bv is None or nv is None:
             continue
         if abs(nv - bv) > MIN_FACT_CHANGE * max(abs(bv), abs(nv)):
@@ -128,12 +128,12 @@ def _rule_key(r: RuleResult) -> tuple[str, str, str, str]:
     return (r.section, r.rule, r.kind, r.title or _DIGITS.sub("#", r.message)[:120])
 
 
-def rule_changes(b: KernelProfile, n: KernelProfile) -> tuple[RuleChange, ...]:
+def rule_changes(base_kernel: KernelProfile, new_kernel: KernelProfile) -> tuple[RuleChange, ...]:
     """ncu's advice (OPT/WRN/ERR) present on one side only: appeared first, then vanished."""
     def advice(k: KernelProfile) -> dict[tuple[str, str, str, str], RuleResult]:
         return {_rule_key(r): r for r in k.rules if r.kind in ("OPT", "WRN", "ERR")}
 
-    base, new = advice(b), advice(n)
+    base, new = advice(base_kernel), advice(new_kernel)
     out = []
     for change, mine, other in (("appeared", new, base), ("vanished", base, new)):
         for key in sorted(set(mine) - set(other)):
@@ -143,14 +143,14 @@ def rule_changes(b: KernelProfile, n: KernelProfile) -> tuple[RuleChange, ...]:
     return tuple(out)
 
 
-def line_shifts(b: KernelProfile, n: KernelProfile, limit: int = MAX_LINES
+def line_shifts(base_kernel: KernelProfile, new_kernel: KernelProfile, limit: int = MAX_LINES
                 ) -> tuple[LineShift, ...]:
     """The hot lines whose share of the sampled stalls moved most. Lines are matched by file and
     line number when both sides sampled the same file names, else by their source text (the
     code moved between versions)."""
-    same_files = {Path(s.file).name for s in b.hotspots} == {Path(s.file).name
-                                                              for s in n.hotspots}
-    base, new = _shares(b.hotspots, same_files), _shares(n.hotspots, same_files)
+    same_files = {Path(s.file).name for s in base_kernel.hotspots} == {Path(s.file).name
+                                                              for s in new_kernel.hotspots}
+    base, new = _shares(base_kernel.hotspots, same_files), _shares(new_kernel.hotspots, same_files)
     shifts = []
     for key in sorted(set(base) | set(new)):
         line_b, share_b = base.get(key, (None, 0.0))
@@ -180,17 +180,17 @@ def _top_stall(line: SourceLine) -> str:
     return max(reasons, key=lambda rv: (rv[1], rv[0]))[0] if reasons else ""
 
 
-def coverage(b: KernelProfile, n: KernelProfile) -> tuple[str, ...]:
+def coverage(base: KernelProfile, new: KernelProfile) -> tuple[str, ...]:
     """What one side has and the other lacks: metrics (different GPUs or ncu versions collect
     different sets) and source counters."""
     notes = []
-    for side, mine, other in (("BASE", b, n), ("NEW", n, b)):
+    for side, mine, other in (("BASE", base, new), ("NEW", new, base)):
         only = sorted(name for name in set(mine.metrics) - set(other.metrics)
                       if mine.value(name) is not None)
         if only:
             notes.append(f"{len(only)} metrics only on {side} (not compared), e.g. "
                          + ", ".join(only[:3]))
-    lacking = [side for side, k in (("BASE", b), ("NEW", n)) if not k.hotspots]
+    lacking = [side for side, k in (("BASE", base), ("NEW", new)) if not k.hotspots]
     if lacking:
         where = "either side" if len(lacking) == 2 else lacking[0]
         notes.append(f"no source counters on {where}: source-line shifts unavailable "

@@ -49,31 +49,31 @@ def _dims(dims: tuple[int, ...]) -> str:
     return "x".join(map(str, shown)) if len(shown) == 1 else "(" + ",".join(map(str, shown)) + ")"
 
 
-def launch_config(k: KernelProfile) -> LaunchConfig:
+def launch_config(kernel: KernelProfile) -> LaunchConfig:
     """A launch's configuration from LaunchStats' metrics (whatever of them was collected)."""
     def dims(names: tuple[str, ...], total: str) -> tuple[int, ...]:
-        values = [k.value(n) for n in names]
+        values = [kernel.value(n) for n in names]
         if all(v is not None for v in values):
             return tuple(int(v) for v in values if v is not None)
-        size = k.value(total)
+        size = kernel.value(total)
         return (int(size),) if size is not None else ()
 
-    smem = k.value("launch__shared_mem_per_block_dynamic")
+    smem = kernel.value("launch__shared_mem_per_block_dynamic")
     return LaunchConfig(dims(_GRID, "launch__grid_size"), dims(_BLOCK, "launch__block_size"),
-                        int(smem) if smem is not None else None, nvtx_range(k))
+                        int(smem) if smem is not None else None, nvtx_range(kernel))
 
 
-def nvtx_range(k: KernelProfile) -> str:
+def nvtx_range(kernel: KernelProfile) -> str:
     """The NVTX range the launch ran in, when the profile carries one (string metrics whose
     names start with "nvtx"); "" otherwise."""
-    parts = [str(m.value) for n, m in sorted(k.metrics.items())
+    parts = [str(m.value) for n, m in sorted(kernel.metrics.items())
              if n.lower().startswith("nvtx") and isinstance(m.value, str) and m.value]
     return "/".join(parts)
 
 
-def signature(k: KernelProfile) -> str:
+def signature(kernel: KernelProfile) -> str:
     """A kernel's identity on one side: the mangled symbol, else the demangled signature."""
-    return k.mangled or k.display_name or k.name
+    return kernel.mangled or kernel.display_name or kernel.name
 
 
 def without_template(name: str) -> str:
@@ -81,9 +81,9 @@ def without_template(name: str) -> str:
     return _TEMPLATE.sub("", name).strip()
 
 
-def duration_us(k: KernelProfile) -> float | None:
+def duration_us(kernel: KernelProfile) -> float | None:
     """ncu's duration of one launch in µs (gpu__time_duration.sum or its fallbacks)."""
-    reading = quantities.read(k, "duration_ns")
+    reading = quantities.read(kernel, "duration_ns")
     return reading.value / 1000 if reading is not None else None
 
 

@@ -15,26 +15,26 @@ from pragma_ncu.triage.report import REGRESSION, GroupTriage, TriageReport
 SUITE = "pragma-ncu triage"
 
 
-def report_junit(r: TriageReport) -> str:
+def report_junit(report: TriageReport) -> str:
     """The XML document (UTF-8, with its declaration)."""
-    cases = [_case(g) for g in r.kernels]
-    cases += [_one_side(g, "removed: only on BASE") for g in r.removed]
-    cases += [_one_side(g, "added: only on NEW") for g in r.added]
-    failures = r.count(REGRESSION)
-    skipped = len(r.added) + len(r.removed)
+    cases = [_case(g) for g in report.kernels]
+    cases += [_one_side(g, "removed: only on BASE") for g in report.removed]
+    cases += [_one_side(g, "added: only on NEW") for g in report.added]
+    failures = report.count(REGRESSION)
+    skipped = len(report.added) + len(report.removed)
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
-              "skipped": str(skipped), "time": _seconds(r.new_total_us)}
+              "skipped": str(skipped), "time": _seconds(report.new_total_us)}
     root = ET.Element("testsuites", {"name": SUITE, **{k: v for k, v in counts.items()
                                                        if k != "skipped"}})
-    suite = ET.SubElement(root, "testsuite", {"name": f"{SUITE}: {r.base.label} vs "
-                                              f"{r.new.label}", **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": f"{SUITE}: {report.base.label} vs "
+                                              f"{report.new.label}", **counts})
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("threshold_pct", f"{r.threshold_pct:g}"),
-                        ("exit_code", str(r.exit_code)), ("base", r.base.label),
-                        ("new", r.new.label), ("device", r.new.device)):
+    for name, value in (("threshold_pct", f"{report.threshold_pct:g}"),
+                        ("exit_code", str(report.exit_code)), ("base", report.base.label),
+                        ("new", report.new.label), ("device", report.new.device)):
         ET.SubElement(properties, "property", {"name": name, "value": value})
     suite.extend(cases)
-    ET.SubElement(suite, "system-out").text = "\n".join(headline(r) + list(r.notes))
+    ET.SubElement(suite, "system-out").text = "\n".join(headline(report) + list(report.notes))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

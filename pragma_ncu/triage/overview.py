@@ -50,21 +50,22 @@ def side_line(role: str, side: Side) -> str:
     return f"{role:<4}  {side.label}  ({', '.join(f for f in facts if f)})"
 
 
-def headline(r: TriageReport) -> list[str]:
+def headline(report: TriageReport) -> list[str]:
     """Total GPU time on each side, then the verdict and the exit status."""
-    tb, tn = r.base_total_us, r.new_total_us
-    nb, nn = r.launch_counts
-    groups = (len(r.kernels) + len(r.removed), len(r.kernels) + len(r.added))
+    tb, tn = report.base_total_us, report.new_total_us
+    nb, nn = report.launch_counts
+    groups = (len(report.kernels) + len(report.removed), len(report.kernels) + len(report.added))
     change = f"{100 * (tn - tb) / tb:+.1f}%, " if tb else ""
     counts = ", ".join(f"{n} {label}" for n, label in (
-        (r.count(REGRESSION), "regressed"), (r.count(IMPROVEMENT), "improved"),
-        (r.count(UNCHANGED), "unchanged"), (len(r.added), "added"),
-        (len(r.removed), "removed")) if n)
-    verdict = "REGRESSION" if r.regressed else "no regression"
+        (report.count(REGRESSION), "regressed"), (report.count(IMPROVEMENT), "improved"),
+        (report.count(UNCHANGED), "unchanged"), (len(report.added), "added"),
+        (len(report.removed), "removed")) if n)
+    verdict = "REGRESSION" if report.regressed else "no regression"
     return [f"GPU time {duration_text(tb)} -> {duration_text(tn)} ({change}"
             f"{signed_duration(tn - tb)}): {nb} -> {nn} launches of {groups[0]} -> {groups[1]} "
             "kernels",
-            f"Verdict: {verdict} at {r.threshold_pct:g}% ({counts}); exit status {r.exit_code}"]
+            f"Verdict: {verdict} at {report.threshold_pct:g}% ({counts}); exit status "
+            f"{report.exit_code}"]
 
 
 def pct(value: float) -> str:
@@ -72,9 +73,9 @@ def pct(value: float) -> str:
     return f"{value:+.1f}%" if abs(value) < 100 else f"{value:+,.0f}%"
 
 
-def interval_text(g: GroupTriage) -> str:
+def interval_text(group: GroupTriage) -> str:
     """The change's 95% confidence interval, the timing noise, or why there is neither."""
-    d = g.duration
+    d = group.duration
     if d.ci_low_pct is not None and d.ci_high_pct is not None:
         return f"{pct(d.ci_low_pct)[:-1]}..{pct(d.ci_high_pct)}"
     if d.basis == "timing" and d.noise_pct is not None:
@@ -82,53 +83,54 @@ def interval_text(g: GroupTriage) -> str:
     return "none"
 
 
-def change_text(g: GroupTriage) -> str:
+def change_text(group: GroupTriage) -> str:
     """'+248% (95% CI +242..+250%)'."""
-    interval = interval_text(g)
-    return f"{pct(g.duration.delta_pct)} ({'95% CI ' if '..' in interval else ''}{interval})"
+    interval = interval_text(group)
+    return f"{pct(group.duration.delta_pct)} ({'95% CI ' if '..' in interval else ''}{interval})"
 
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def row_cells(i: int, g: GroupTriage, r: TriageReport) -> list[str]:
-    b, n = g.match.base, g.match.new
-    share = f"{100 * g.delta_us / r.base_total_us:+.1f}%" if r.base_total_us else ""
-    return [str(i), g.name, f"{b.count}/{n.count}", f"{b.median_us:.4g} -> {n.median_us:.4g}",
-            pct(g.duration.delta_pct), interval_text(g), signed_duration(g.delta_us), share]
+def row_cells(index: int, group: GroupTriage, report: TriageReport) -> list[str]:
+    b, n = group.match.base, group.match.new
+    share = f"{100 * group.delta_us / report.base_total_us:+.1f}%" if report.base_total_us else ""
+    return [str(index), group.name, f"{b.count}/{n.count}",
+            f"{b.median_us:.4g} -> {n.median_us:.4g}", pct(group.duration.delta_pct),
+            interval_text(group), signed_duration(group.delta_us), share]
 
 
 ROW_HEADERS = ["#", "kernel", "launches", "median µs", "change", "95% CI", "GPU time",
                "of BASE"]
 
 
-def cause_text(g: GroupTriage) -> str:
-    top = g.top_cause
-    if g.detail is None:
+def cause_text(group: GroupTriage) -> str:
+    top = group.top_cause
+    if group.detail is None:
         return ""
-    if top is None and g.detail.unassessed and g.verdict != UNCHANGED:
+    if top is None and group.detail.unassessed and group.verdict != UNCHANGED:
         return "not explained: the reports lack the metrics to look (see the note)"
     if top is None:
-        return "no detector explains it" if g.verdict == REGRESSION else \
-            "cause: " + (g.evidence or "no finding moved")
-    label = "relief" if g.verdict == IMPROVEMENT else "cause"
-    return f"{label}: {top.bottleneck}" + (f" ({g.evidence})" if g.evidence else "")
+        return "no detector explains it" if group.verdict == REGRESSION else \
+            "cause: " + (group.evidence or "no finding moved")
+    label = "relief" if group.verdict == IMPROVEMENT else "cause"
+    return f"{label}: {top.bottleneck}" + (f" ({group.evidence})" if group.evidence else "")
 
 
-def shown_groups(r: TriageReport, top: int, show_all: bool) -> list[GroupTriage]:
+def shown_groups(report: TriageReport, top: int, show_all: bool) -> list[GroupTriage]:
     """The rows: every group with --all, else the first `top` changed ones."""
     if show_all:
-        return list(r.kernels)
-    return [g for g in r.kernels if g.verdict != UNCHANGED][:top]
+        return list(report.kernels)
+    return [g for g in report.kernels if g.verdict != UNCHANGED][:top]
 
 
-def rows_text(groups: Sequence[GroupTriage], r: TriageReport, start: int = 1) -> list[str]:
+def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1) -> list[str]:
     """The table, each row followed by its cause and evidence on an indented line; kernel
     names are cut so that rows fit WIDTH."""
     if not groups:
         return []
-    rows = [row_cells(i, g, r) for i, g in enumerate(groups, start)]
+    rows = [row_cells(i, g, report) for i, g in enumerate(groups, start)]
     others = sum(max(len(row[c]) for row in [ROW_HEADERS, *rows]) + 2
                  for c in range(len(ROW_HEADERS)) if c != 1)
     room = max(NAME_MIN, WIDTH - 2 - others - 2)
@@ -144,7 +146,7 @@ def rows_text(groups: Sequence[GroupTriage], r: TriageReport, start: int = 1) ->
     return out
 
 
-def sections_text(shown: Sequence[GroupTriage], r: TriageReport) -> list[str]:
+def sections_text(shown: Sequence[GroupTriage], report: TriageReport) -> list[str]:
     """The rows under a heading per verdict: regressions, improvements, unchanged (--all)."""
     out: list[str] = []
     number = 1
@@ -153,23 +155,23 @@ def sections_text(shown: Sequence[GroupTriage], r: TriageReport) -> list[str]:
                              (UNCHANGED, "Unchanged:")):
         groups = [g for g in shown if g.verdict == verdict]
         if groups:
-            out += ["", heading, *rows_text(groups, r, start=number)]
+            out += ["", heading, *rows_text(groups, report, start=number)]
             number += len(groups)
     return out
 
 
-def collapsed_line(r: TriageReport, shown: Sequence[GroupTriage]) -> list[str]:
+def collapsed_line(report: TriageReport, shown: Sequence[GroupTriage]) -> list[str]:
     """The groups not shown as rows, as counts, and how to see them."""
     seen = {id(g) for g in shown}
-    hidden_changed = [g for g in r.kernels if g.verdict != UNCHANGED and id(g) not in seen]
-    unchanged = [g for g in r.kernels if g.verdict == UNCHANGED and id(g) not in seen]
+    hidden_changed = [g for g in report.kernels if g.verdict != UNCHANGED and id(g) not in seen]
+    unchanged = [g for g in report.kernels if g.verdict == UNCHANGED and id(g) not in seen]
     out = []
     if hidden_changed:
         out.append(f"{len(hidden_changed)} more changed kernel groups: --top N or --all")
     if unchanged:
         total = sum(g.match.base.total_us for g in unchanged)
         out.append(f"{len(unchanged)} kernel groups unchanged (within the noise or the "
-                   f"{r.threshold_pct:g}% threshold; {duration_text(total)} of BASE): --all "
+                   f"{report.threshold_pct:g}% threshold; {duration_text(total)} of BASE): --all "
                    "lists them")
     return out
 
@@ -180,14 +182,14 @@ def group_list(groups: Sequence[KernelGroup]) -> str:
     return ", ".join(names) + more
 
 
-def membership_lines(r: TriageReport) -> list[str]:
+def membership_lines(report: TriageReport) -> list[str]:
     """Kernels on one side only, and groups paired other than as the same kernel."""
     out = []
-    if r.removed:
-        out.append(f"Only on BASE (removed): {group_list(r.removed)}")
-    if r.added:
-        out.append(f"Only on NEW (added): {group_list(r.added)}")
-    repaired = [g for g in r.kernels if g.match.how != SAME]
+    if report.removed:
+        out.append(f"Only on BASE (removed): {group_list(report.removed)}")
+    if report.added:
+        out.append(f"Only on NEW (added): {group_list(report.added)}")
+    repaired = [g for g in report.kernels if g.match.how != SAME]
     if repaired:
         items = [_pairing(g) for g in repaired[:MAX_LISTED]]
         more = f"; and {len(repaired) - MAX_LISTED} more" if len(repaired) > MAX_LISTED else ""
@@ -208,18 +210,18 @@ def _wrap(lines: Sequence[str], indent: str = "  ") -> list[str]:
                                                         break_on_hyphens=False)]
 
 
-def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
+def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
     """The one-screen text view."""
-    shown = shown_groups(r, top, show_all)
-    out = [side_line("BASE", r.base), side_line("NEW", r.new), *_wrap(headline(r))]
-    out += sections_text(shown, r)
-    collapsed = collapsed_line(r, shown)
-    membership = membership_lines(r)
+    shown = shown_groups(report, top, show_all)
+    out = [side_line("BASE", report.base), side_line("NEW", report.new), *_wrap(headline(report))]
+    out += sections_text(shown, report)
+    collapsed = collapsed_line(report, shown)
+    membership = membership_lines(report)
     if collapsed or membership:
         out += ["", *_wrap(collapsed + membership)]
-    if r.notes:
+    if report.notes:
         out += [""]
-        for n in r.notes:  # a command after ": $ " stays on one line, whole, for copying
+        for n in report.notes:  # a command after ": $ " stays on one line, whole, for copying
             text, _, command = n.partition(COMMAND)
             out += _wrap([f"note: {text}" + (":" if command else "")])
             out += [f"  $ {command}"] if command else []
@@ -228,24 +230,27 @@ def overview_text(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = Fals
     return "\n".join(out)
 
 
-def overview_markdown(r: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
+def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
     """The same for a pull-request comment: a table, and each changed group's diagnosis in a
     collapsed block."""
-    shown = shown_groups(r, top, show_all)
-    head = headline(r)
+    shown = shown_groups(report, top, show_all)
+    head = headline(report)
     out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], "",
-           f"- BASE `{r.base.label}` ({r.base.kind}, {r.base.device or 'device unknown'})",
-           f"- NEW `{r.new.label}` ({r.new.kind}, {r.new.device or 'device unknown'})", ""]
+           f"- BASE `{report.base.label}` ({report.base.kind}, "
+           f"{report.base.device or 'device unknown'})",
+           f"- NEW `{report.new.label}` ({report.new.kind}, "
+           f"{report.new.device or 'device unknown'})", ""]
     if shown:
-        rows = [[*row_cells(i, g, r), g.verdict, cause_text(g)]
+        rows = [[*row_cells(i, g, report), g.verdict, cause_text(g)]
                 for i, g in enumerate(shown, 1)]
         for row in rows:
             row[1] = f"`{row[1]}`"
         out += [tabulate(rows, [*ROW_HEADERS, "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
     # Template arguments (relu<512>) would read as HTML tags in a comment: escaped.
-    out += [f"- {escape(line)}" for line in collapsed_line(r, shown) + membership_lines(r)]
-    for n in r.notes:
+    out += [f"- {escape(line)}"
+            for line in collapsed_line(report, shown) + membership_lines(report)]
+    for n in report.notes:
         text, _, command = n.partition(COMMAND)
         out += [f"> note: {escape(text)}" + (f":\n>\n> `{command}`" if command else "")]
     for g in shown:

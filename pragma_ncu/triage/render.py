@@ -22,39 +22,39 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def causes_rows(k: KernelTriage) -> list[list[str]]:
+def causes_rows(kernel: KernelTriage) -> list[list[str]]:
     return [[str(i), c.bottleneck, f"{c.score:.2f}", f"{c.rise:+.2f}",
              f"{c.share_base:.2f} -> {c.share_new:.2f}", f"{c.metric_support:.2f}",
-             f"{c.rule_support:+.0f}"] for i, c in enumerate(k.causes, 1)]
+             f"{c.rule_support:+.0f}"] for i, c in enumerate(kernel.causes, 1)]
 
 
 CAUSE_HEADERS = ["#", "cause", "score", "rise", "share base -> new", "metrics", "rules"]
 
 
-def metric_rows(k: KernelTriage, width: int = METRIC_WIDTH) -> list[list[str]]:
+def metric_rows(kernel: KernelTriage, width: int = METRIC_WIDTH) -> list[list[str]]:
     unit = {True: "%", False: ""}
     return [[_cut(m.metric, width), number(m.base, unit[m.unit == "%"]),
              number(m.new, unit[m.unit == "%"]),
              f"{m.change_pct:+.0f}%" if m.change_pct is not None else "new",
-             m.supports] for m in k.metrics]
+             m.supports] for m in kernel.metrics]
 
 
 METRIC_HEADERS = ["metric", "base", "new", "change", "supports"]
 
 
-def config_rows(k: KernelTriage) -> list[list[str]]:
-    return [[c.label, number(c.base, c.unit), number(c.new, c.unit)] for c in k.config]
+def config_rows(kernel: KernelTriage) -> list[list[str]]:
+    return [[c.label, number(c.base, c.unit), number(c.new, c.unit)] for c in kernel.config]
 
 
-def rule_items(k: KernelTriage, width: int = 96) -> list[str]:
+def rule_items(kernel: KernelTriage, width: int = 96) -> list[str]:
     return [_cut(f"{'+' if r.change == 'appeared' else '-'} {r.section}/{r.rule} ({r.kind}"
                  + (f", est. {r.speedup:.0f}%" if r.speedup is not None else "") + "): "
-                 + r.title, width) for r in k.rules]
+                 + r.title, width) for r in kernel.rules]
 
 
-def line_rows(k: KernelTriage) -> list[list[str]]:
+def line_rows(kernel: KernelTriage) -> list[list[str]]:
     return [[_cut(s.location, 24), f"{s.base_share:.0%}", f"{s.new_share:.0%}", f"{s.shift:+.0%}",
-             s.stall, _cut(s.text, 30)] for s in k.lines]
+             s.stall, _cut(s.text, 30)] for s in kernel.lines]
 
 
 LINE_HEADERS = ["line", "base", "new", "shift", "top stall", "source"]
@@ -70,30 +70,31 @@ def _heading(k: KernelTriage) -> str:
             f"({number(d.base_us)} -> {number(d.new_us)} µs, {d.basis})")
 
 
-def kernel_text(k: KernelTriage) -> str:
-    out = ["== " + _heading(k), textwrap.fill(k.diagnosis, WIDTH)]
-    if k.duration.verdict == UNCHANGED:
-        return "\n".join(out + _missing(k))
-    if k.causes:
+def kernel_text(kernel: KernelTriage) -> str:
+    out = ["== " + _heading(kernel), textwrap.fill(kernel.diagnosis, WIDTH)]
+    if kernel.duration.verdict == UNCHANGED:
+        return "\n".join(out + _missing(kernel))
+    if kernel.causes:
         out += ["", "Causes, ranked by how much of the change they explain (rise = change of "
                 "the time a cause", "accounts for, as a share of the longer duration):",
-                _table(causes_rows(k), CAUSE_HEADERS)]
-    if k.metrics:
+                _table(causes_rows(kernel), CAUSE_HEADERS)]
+    if kernel.metrics:
         out += ["", "Metric changes, ranked by relevance to those causes (compendium):",
-                _table(metric_rows(k), METRIC_HEADERS)]
-    if k.config:
-        out += ["", "Launch, build and clock changes:", _table(config_rows(k), ["", "base", "new"])]
-    if k.rules:
+                _table(metric_rows(kernel), METRIC_HEADERS)]
+    if kernel.config:
+        out += ["", "Launch, build and clock changes:",
+                _table(config_rows(kernel), ["", "base", "new"])]
+    if kernel.rules:
         out += ["", "ncu rules that appeared (+) or vanished (-):",
-                *(f"  {item}" for item in rule_items(k))]
-    if k.lines:
+                *(f"  {item}" for item in rule_items(kernel))]
+    if kernel.lines:
         out += ["", "Source lines whose share of stall samples moved most:",
-                _table(line_rows(k), LINE_HEADERS)]
-    if k.checks:
+                _table(line_rows(kernel), LINE_HEADERS)]
+    if kernel.checks:
         out += ["", "What to check:", *(textwrap.fill(c, WIDTH, initial_indent="  - ",
                                                       subsequent_indent="    ")
-                                        for c in k.checks)]
-    return "\n".join(out + _missing(k))
+                                        for c in kernel.checks)]
+    return "\n".join(out + _missing(kernel))
 
 
 def _missing(k: KernelTriage) -> list[str]:
@@ -101,34 +102,34 @@ def _missing(k: KernelTriage) -> list[str]:
                           subsequent_indent="    ") for m in k.missing]
 
 
-def group_lines(g: GroupTriage) -> list[str]:
+def group_lines(triaged: GroupTriage) -> list[str]:
     """The group's launches on each side: how many, their GPU time and median, the launch."""
     out = []
-    for role, group in (("BASE", g.match.base), ("NEW", g.match.new)):
+    for role, group in (("BASE", triaged.match.base), ("NEW", triaged.match.new)):
         out.append(f"  {role:<4} {group.name}: {group.count} launches, {number(group.total_us)} "
                    f"µs in all, median {number(group.median_us)} µs; {group.config.label()}")
-    out.append(f"  paired as: {g.match.how}; {g.duration.note}")
+    out.append(f"  paired as: {triaged.match.how}; {triaged.duration.note}")
     return [w for line in out for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ")]
 
 
-def report_text(r: TriageReport) -> str:
+def report_text(report: TriageReport) -> str:
     """Full detail of every group that was explained (what `--kernel NAME` shows)."""
-    out = [side_line("BASE", r.base), side_line("NEW", r.new), *headline(r)[1:]]
-    out += [textwrap.fill(f"note: {n}", WIDTH, subsequent_indent="  ") for n in r.notes]
-    for g in r.kernels:
+    out = [side_line("BASE", report.base), side_line("NEW", report.new), *headline(report)[1:]]
+    out += [textwrap.fill(f"note: {n}", WIDTH, subsequent_indent="  ") for n in report.notes]
+    for g in report.kernels:
         if g.detail is not None:
             out += ["", kernel_text(g.detail), *group_lines(g)]
     return "\n".join(out)
 
 
-def report_markdown(r: TriageReport) -> str:
+def report_markdown(report: TriageReport) -> str:
     """The same detail in Markdown."""
-    out = ["# pragma-ncu triage", "", f"- **BASE** `{r.base.label}` ({r.base.kind}, "
-           f"{r.base.device or 'device unknown'})", f"- **NEW** `{r.new.label}` "
-           f"({r.new.kind}, {r.new.device or 'device unknown'})", "", f"**{headline(r)[1]}**",
-           ""]
-    out += [f"> note: {n}" for n in r.notes]
-    for g in r.kernels:
+    out = ["# pragma-ncu triage", "", f"- **BASE** `{report.base.label}` ({report.base.kind}, "
+           f"{report.base.device or 'device unknown'})", f"- **NEW** `{report.new.label}` "
+           f"({report.new.kind}, {report.new.device or 'device unknown'})", "",
+           f"**{headline(report)[1]}**", ""]
+    out += [f"> note: {n}" for n in report.notes]
+    for g in report.kernels:
         if g.detail is None:
             continue
         k = g.detail

@@ -93,10 +93,10 @@ class Side:
             return {k.index: k for k in kernels}
         return self.launches.full([k.index for k in kernels])
 
-    def timing_for(self, k: KernelProfile) -> Timing | None:
-        """The timing of kernel `k`: by name, or the only timing of a one-kernel profile."""
+    def timing_for(self, kernel: KernelProfile) -> Timing | None:
+        """The timing of `kernel`: by name, or the only timing of a one-kernel profile."""
         for t in self.timings:
-            if t.kernel in (k.name, k.mangled):
+            if t.kernel in (kernel.name, kernel.mangled):
                 return t
         if len(self.timings) == 1 and len(self.profile.kernels) == 1:
             return self.timings[0]
@@ -268,11 +268,11 @@ def plain(value: Any) -> Any:
     return value
 
 
-def group_json(g: KernelGroup) -> dict[str, Any]:
+def group_json(group: KernelGroup) -> dict[str, Any]:
     """One side's kernel group as --format json shows it."""
-    return {"name": g.name, "signature": g.signature, "launch": g.config.label(),
-            "launches": g.count, "total_us": g.total_us, "median_us": g.median_us,
-            "first_launch": g.first_index}
+    return {"name": group.name, "signature": group.signature, "launch": group.config.label(),
+            "launches": group.count, "total_us": group.total_us, "median_us": group.median_us,
+            "first_launch": group.first_index}
 
 
 @dataclass(frozen=True)

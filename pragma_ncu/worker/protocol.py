@@ -79,24 +79,24 @@ def _kernel(d: dict[str, Any] | None) -> KernelRef | None:
     return None if d is None else KernelRef(d["cubin"], d["symbol"], _launch(d["launch"]))
 
 
-def task_from_dict(d: dict[str, Any]) -> ResolvedTask:
+def task_from_dict(data: dict[str, Any]) -> ResolvedTask:
     args = tuple(
         ResolvedArg(a["name"], a["dtype"], a["role"], tuple(a["shape"]), a["itemsize"],
                     a.get("value"), tuple(a["init"]) if a.get("init") else None)
-        for a in d["args"]
+        for a in data["args"]
     )
-    return ResolvedTask(d["kernel_name"], d["shape_name"], d["dims"], d["params"],
-                        _launch(d["launch"]), args, d["bytes_moved"], d.get("flops"))
+    return ResolvedTask(data["kernel_name"], data["shape_name"], data["dims"], data["params"],
+                        _launch(data["launch"]), args, data["bytes_moved"], data.get("flops"))
 
 
-def eval_request_from_dict(d: dict[str, Any]) -> EvalRequest:
-    ref = d["reference"]
-    timing = d.get("timing")
-    check = d.get("check") or {}
+def eval_request_from_dict(data: dict[str, Any]) -> EvalRequest:
+    ref = data["reference"]
+    timing = data.get("timing")
+    check = data.get("check") or {}
     return EvalRequest(
-        harness=d["harness"],
-        candidate=_kernel(d["candidate"]),  # type: ignore[arg-type]
-        task=task_from_dict(d["task"]),
+        harness=data["harness"],
+        candidate=_kernel(data["candidate"]),  # type: ignore[arg-type]
+        task=task_from_dict(data["task"]),
         reference=ReferenceSpec(ref["kind"], ref.get("function"), ref.get("base_dir"),
                                 _kernel(ref.get("kernel"))),
         check=CheckConfig(tuple(check.get("seeds", (1, 2))),

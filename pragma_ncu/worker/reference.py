@@ -164,10 +164,10 @@ def outputs(args: tuple[ResolvedArg, ...]) -> list[ResolvedArg]:
     return [a for a in args if a.role in ("output", "inout")]
 
 
-def check_size(a: ResolvedArg, size: int) -> None:
-    if size != a.numel:
-        raise ReferenceFailure(f"reference output {a.name!r} has {size} elements, expected "
-                               f"{a.numel} (shape {a.shape})")
+def check_size(arg: ResolvedArg, size: int) -> None:
+    if size != arg.numel:
+        raise ReferenceFailure(f"reference output {arg.name!r} has {size} elements, expected "
+                               f"{arg.numel} (shape {arg.shape})")
 
 
 def run_numpy_reference(fn: Callable[..., Any], args: tuple[ResolvedArg, ...],

@@ -70,10 +70,10 @@ READINGS = {
 _TIME_NS = {"ns": 1.0, "us": 1e3, "usec": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9}
 
 
-def is_cpu(k: KernelProfile) -> bool:
+def is_cpu(kernel: KernelProfile) -> bool:
     """True for a CPU profile: perf or cachegrind metric names, and no ncu-style names (ncu's
     all contain '__', e.g. gpu__time_duration.sum)."""
-    names = set(k.metrics)
+    names = set(kernel.metrics)
     return bool(names & CPU_METRICS) and not any("__" in n for n in names)
 
 
@@ -147,15 +147,15 @@ def _n(x: float) -> str:
 # --- 1. top-down -----------------------------------------------------------------------------
 
 
-def topdown_findings(k: KernelProfile) -> list[Finding]:
+def topdown_findings(kernel: KernelProfile) -> list[Finding]:
     """One finding per level-1 top-down category perf measured, scored by its share of slots."""
     builders = {"tma_frontend_bound": _frontend, "tma_bad_speculation": _bad_speculation,
                 "tma_retiring": _retiring, "tma_backend_bound": _backend}
     out = []
     for name, build in builders.items():
-        pct = k.value(name)
+        pct = kernel.value(name)
         if pct is not None:
-            out.append(build(k, pct))
+            out.append(build(kernel, pct))
     return out
 
 
@@ -300,15 +300,15 @@ def _sum(k: KernelProfile, *names: str) -> float:
     return sum(k.value(n) or 0.0 for n in names)
 
 
-def cachegrind_costs(k: KernelProfile) -> tuple[Cost, ...]:
+def cachegrind_costs(kernel: KernelProfile) -> tuple[Cost, ...]:
     """The cost model's terms on cachegrind's simulated counts (see the module docstring)."""
     w = "cycles/miss (model)"
-    ir, d1, dl = _sum(k, "Ir"), _sum(k, "D1mr", "D1mw"), _sum(k, "DLmr", "DLmw")
-    i1, il, bm = _sum(k, "I1mr"), _sum(k, "ILmr"), _sum(k, "Bcm", "Bim")
+    ir, d1, dl = _sum(kernel, "Ir"), _sum(kernel, "D1mr", "D1mw"), _sum(kernel, "DLmr", "DLmw")
+    i1, il, bm = _sum(kernel, "I1mr"), _sum(kernel, "ILmr"), _sum(kernel, "Bcm", "Bim")
     l1_hits = max(d1 - dl, 0.0)
 
     def ev(*items: tuple[str, str]) -> tuple[Evidence, ...]:
-        return _evidence(*(_ev(k, name, note) for name, note in items))
+        return _evidence(*(_ev(kernel, name, note) for name, note in items))
 
     return (
         Cost("retiring", "executed instructions (retiring work)", ir * IR_CYCLES,
@@ -340,29 +340,31 @@ def cachegrind_costs(k: KernelProfile) -> tuple[Cost, ...]:
     )
 
 
-def perf_costs(k: KernelProfile) -> tuple[Cost, ...]:
+def perf_costs(kernel: KernelProfile) -> tuple[Cost, ...]:
     """The cost model's terms on perf's measured hardware events (no top-down available):
     loads only, and no instruction-cache event, so front-end stalls stay unexplained."""
     w = "cycles/miss (model)"
-    ins, br = _sum(k, "instructions"), _sum(k, "branch-misses")
-    llc_name = "LLC-load-misses" if k.value("LLC-load-misses") is not None else "cache-misses"
-    llc, l1 = _sum(k, llc_name), _sum(k, "L1-dcache-load-misses")
+    ins, br = _sum(kernel, "instructions"), _sum(kernel, "branch-misses")
+    llc_name = "LLC-load-misses" if kernel.value("LLC-load-misses") is not None else "cache-misses"
+    llc, l1 = _sum(kernel, llc_name), _sum(kernel, "L1-dcache-load-misses")
     l1_hits = max(l1 - llc, 0.0)
     return (
         Cost("retiring", "retired instructions", ins * IR_CYCLES,
              f"instructions = {_n(ins)} per call x {IR_CYCLES:g} cycles",
-             _evidence(_ev(k, "instructions", f"weight {IR_CYCLES:g} cycles (model)"), _ipc(k))),
+             _evidence(_ev(kernel, "instructions", f"weight {IR_CYCLES:g} cycles (model)"),
+                       _ipc(kernel))),
         Cost("backend_memory", "last-level cache misses (DRAM)", llc * DRAM_CYCLES,
              f"{llc_name} = {_n(llc)} per call x {DRAM_CYCLES:g} cycles",
-             _evidence(_ev(k, llc_name, f"weight {DRAM_CYCLES:g} {w}"), _ev(k, "LLC-loads"))),
+             _evidence(_ev(kernel, llc_name, f"weight {DRAM_CYCLES:g} {w}"),
+                       _ev(kernel, "LLC-loads"))),
         Cost("backend_memory", "L1 data misses that hit the last-level cache",
              l1_hits * LL_HIT_CYCLES,
              f"L1-dcache-load-misses-{llc_name} = {_n(l1_hits)} x {LL_HIT_CYCLES:g} cycles",
-             _evidence(_ev(k, "L1-dcache-load-misses", f"less {llc_name}: weight "
-                           f"{LL_HIT_CYCLES:g} {w}"), _ev(k, "L1-dcache-loads"))),
+             _evidence(_ev(kernel, "L1-dcache-load-misses", f"less {llc_name}: weight "
+                           f"{LL_HIT_CYCLES:g} {w}"), _ev(kernel, "L1-dcache-loads"))),
         Cost("bad_speculation", "branch mispredicts", br * MISPREDICT_CYCLES,
              f"branch-misses = {_n(br)} per call x {MISPREDICT_CYCLES:g} cycles",
-             _evidence(_branch_misses(k), _ev(k, "branches"))),
+             _evidence(_branch_misses(kernel), _ev(kernel, "branches"))),
     )
 
 

@@ -22,11 +22,11 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
 
 
-def profiler_label(c: Collector, portable: bool = False) -> str:
+def profiler_label(collector: Collector, portable: bool = False) -> str:
     """What the trace says collected a profile, in a few words (the full reasons are in the
     profile's collection notes)."""
-    label = "cachegrind (simulated: no hardware counters here)" if c.name == "cachegrind" \
-        else c.name
+    label = "cachegrind (simulated: no hardware counters here)" if collector.name == "cachegrind" \
+        else collector.name
     return label + ("; a build without -march=native (valgrind cannot run all of its "
                     "instructions)" if portable else "")
 

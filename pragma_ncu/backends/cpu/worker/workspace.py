@@ -130,20 +130,20 @@ class HostWorkspace:
         return arr.values().reshape(arr.arg.shape).copy()
 
 
-def generate(a: ResolvedArg, seed: int) -> np.ndarray:
+def generate(arg: ResolvedArg, seed: int) -> np.ndarray:
     """`a.numel` values from a's init distribution; the GPU worker's defaults when it has none."""
     rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
-    is_float = a.dtype.startswith(("fp", "bf"))
-    dist, lo, hi = a.init or (("normal", 0.0, 1.0) if is_float else ("randint", 0, 100))
-    work = np.float64 if a.dtype == "fp64" else np.float32
+    is_float = arg.dtype.startswith(("fp", "bf"))
+    dist, lo, hi = arg.init or (("normal", 0.0, 1.0) if is_float else ("randint", 0, 100))
+    work = np.float64 if arg.dtype == "fp64" else np.float32
     if dist == "normal":
-        return rng.standard_normal(a.numel, dtype=work) * work(hi) + work(lo)
+        return rng.standard_normal(arg.numel, dtype=work) * work(hi) + work(lo)
     if dist == "uniform":
-        return rng.random(a.numel, dtype=work) * work(hi - lo) + work(lo)
+        return rng.random(arg.numel, dtype=work) * work(hi - lo) + work(lo)
     if dist == "randint":  # [lo, hi) like the harness; out-of-range values wrap like a C cast
-        values = rng.integers(int(lo), int(max(hi, lo + 1)), a.numel, dtype=np.int64)
-        return values.astype(storage(a.dtype)) if not is_float else values
-    raise ValueError(f"{a.name}: unknown init distribution {dist!r}; use normal, uniform "
+        values = rng.integers(int(lo), int(max(hi, lo + 1)), arg.numel, dtype=np.int64)
+        return values.astype(storage(arg.dtype)) if not is_float else values
+    raise ValueError(f"{arg.name}: unknown init distribution {dist!r}; use normal, uniform "
                      "or randint")
 
 

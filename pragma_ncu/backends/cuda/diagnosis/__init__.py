@@ -90,36 +90,36 @@ def _with_actions(f: Finding, knowledge: Knowledge, rules: tuple[RuleResult, ...
                    actions_for(f.bottleneck, knowledge), matching)
 
 
-def roofline_of(s: Signals, compute: dict[str, float] | None = None) -> Roofline:
+def roofline_of(sig: Signals, compute: dict[str, float] | None = None) -> Roofline:
     """Where the kernel sits: achieved DRAM bandwidth against the copy ceiling, the busiest
     unit, and whether that unit runs at its practical ceiling."""
-    duration, dram = s.get("duration_ns"), s.get("dram_bytes")
+    duration, dram = sig.get("duration_ns"), sig.get("dram_bytes")
     achieved = dram / duration if dram is not None and duration else None  # bytes/ns = GB/s
-    dram_pct = 100 * s.val("dram") if s.has("dram") else None
-    ceiling, source = s.ceiling_gbps, "measured copy" if s.ceiling_gbps else ""
+    dram_pct = 100 * sig.val("dram") if sig.has("dram") else None
+    ceiling, source = sig.ceiling_gbps, "measured copy" if sig.ceiling_gbps else ""
     if not ceiling and achieved and dram_pct:
         ceiling, source = achieved / (dram_pct / 100), "ncu DRAM peak"
-    pipe, busy = s.top_pipe()
-    binding, level = s.busiest()
+    pipe, busy = sig.top_pipe()
+    binding, level = sig.busiest()
     if binding == L2_CARRYING:
         binding = "DRAM"  # the L2 only carries DRAM's traffic: the roof is DRAM's
     # At the roofline: DRAM at the copy ceiling, or a compute pipe near its peak. A saturated
     # L1 or L2 is not a roofline: it is usually extra traffic (waste, re-reads) to remove.
     if binding == "DRAM":
-        at_roof = (dram_ceiling_fraction(s, s.ceiling_gbps) or 0.0) >= AT_ROOFLINE
+        at_roof = (dram_ceiling_fraction(sig, sig.ceiling_gbps) or 0.0) >= AT_ROOFLINE
     else:
         at_roof = level >= AT_ROOFLINE and binding in PIPES
-    flops = counted_flops(s)
+    flops = counted_flops(sig)
     kind = max(flops, key=lambda k: flops[k] / (compute or {}).get(COMPUTE_KINDS[k][0], 1.0),
                default="fp32")
     # With FLOPs but no measured compute ceiling the roofline would be the memory side alone,
     # which says nothing of a compute-bound kernel: leave it unknown then.
     # The attainable roofline stands on measured ceilings only (ncu's DRAM peak is no copy).
     known = not flops or bool(compute and compute.get(COMPUTE_KINDS[kind][0]))
-    bound = attainable(dram, flops.get(kind), kind, s.ceiling_gbps, compute) if known else None
+    bound = attainable(dram, flops.get(kind), kind, sig.ceiling_gbps, compute) if known else None
     total = sum(flops.values()) or None
     return Roofline(duration, dram, achieved, dram_pct, ceiling, source,
-                    100 * s.val("sm") if s.has("sm") else None, pipe,
+                    100 * sig.val("sm") if sig.has("sm") else None, pipe,
                     100 * busy if pipe else None, binding, round(100 * level, 2), at_roof,
                     total, total / duration * 1e9 if total and duration else None,
                     COMPUTE_KINDS[kind][1] if flops else "",
@@ -131,11 +131,11 @@ def roofline_of(s: Signals, compute: dict[str, float] | None = None) -> Roofline
 TENSOR_FLOP_PER_HMMA = 2 * 16 * 8 * 16  # one HMMA.16816 (sm_80+); wmma 16x16x16 issues two
 
 
-def counted_flops(s: Signals) -> dict[str, float]:
+def counted_flops(sig: Signals) -> dict[str, float]:
     """FLOPs by kind that ncu counted (FP32, FP64 from per-thread instructions; tensor cores
     estimated from HMMA instructions), for kinds with any."""
-    out = {"fp32": s.val("flops_fp32"), "fp64": s.val("flops_fp64"),
-           "fp16_tensor": s.val("hmma_instructions") * TENSOR_FLOP_PER_HMMA}
+    out = {"fp32": sig.val("flops_fp32"), "fp64": sig.val("flops_fp64"),
+           "fp16_tensor": sig.val("hmma_instructions") * TENSOR_FLOP_PER_HMMA}
     return {k: v for k, v in out.items() if v > 0}
 
 

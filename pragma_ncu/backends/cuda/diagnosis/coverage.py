@@ -65,17 +65,17 @@ def _have(s: Signals, quantity: str) -> bool:
     return s.stalls is not None if quantity == "stalls" else s.has(quantity)
 
 
-def gaps(s: Signals) -> tuple[Gap, ...]:
+def gaps(sig: Signals) -> tuple[Gap, ...]:
     """The causes this kernel's report lacks the quantities for, in NEEDS order."""
     out = []
     for cause, (alternatives, proxies) in NEEDS.items():
-        if any(all(_have(s, q) for q in alt) for alt in alternatives):
+        if any(all(_have(sig, q) for q in alt) for alt in alternatives):
             continue
-        missing = tuple(dict.fromkeys(q for q in alternatives[0] if not _have(s, q)))
+        missing = tuple(dict.fromkeys(q for q in alternatives[0] if not _have(sig, q)))
         sections = tuple(dict.fromkeys(SECTION_OF.get(q, "") for q in missing if q in SECTION_OF))
-        inferred = any(s.has(p) for p in proxies)
+        inferred = any(sig.has(p) for p in proxies)
         out.append(Gap(cause, missing, sections, inferred))
-    if not s.k.hotspots:  # which source lines: what every cause's fix starts from
+    if not sig.k.hotspots:  # which source lines: what every cause's fix starts from
         out.append(Gap("source lines", ("warp-state samples per source line",),
                        ("SourceCounters",)))
     return tuple(out)

@@ -91,9 +91,9 @@ class Quantity:
     sources: tuple[Source, ...]
     collect: str  # the ncu --section (or --metrics) that carries it
 
-    def read(self, k: KernelProfile) -> Reading | None:
+    def read(self, kernel: KernelProfile) -> Reading | None:
         for source in self.sources:
-            found = source.read(k)
+            found = source.read(kernel)
             if found is not None:
                 return found
         return None
@@ -320,5 +320,5 @@ QUANTITY_LIST = QUANTITY_LIST + COMPUTE_QUANTITIES
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in QUANTITY_LIST}
 
 
-def read(k: KernelProfile, name: str) -> Reading | None:
-    return QUANTITIES[name].read(k)
+def read(kernel: KernelProfile, name: str) -> Reading | None:
+    return QUANTITIES[name].read(kernel)

@@ -64,9 +64,9 @@ class Stalls:
         total = self.total
         return sum(self.by_reason.get(r, 0.0) for r in reasons) / total if total else 0.0
 
-    def top(self, n: int = 3) -> list[tuple[str, float]]:
+    def top(self, count: int = 3) -> list[tuple[str, float]]:
         items = [(k, v) for k, v in self.by_reason.items() if k not in NOT_STALLS]
-        return sorted(items, key=lambda kv: -kv[1])[:n]
+        return sorted(items, key=lambda kv: -kv[1])[:count]
 
     def metric(self, reason: str) -> str:
         """The metric that carries `reason` in this profile's stall family."""
@@ -87,17 +87,17 @@ def _family(k: KernelProfile, prefix: str, suffix: str) -> dict[str, float]:
     return out
 
 
-def stalls(k: KernelProfile) -> Stalls | None:
+def stalls(kernel: KernelProfile) -> Stalls | None:
     """The stall breakdown, from (in order) WarpStateStats' per-issue ratios, the PC sampler's
     totals (SourceCounters), an older ncu's per-warp percentages, or the hot source lines."""
     for prefix, suffix, source in ((STALL_PREFIX, STALL_SUFFIX, "warp state"),
                                    (SAMPLED_PREFIX, "", "sampled"),
                                    (OLD_PREFIX, OLD_SUFFIX, "old")):
-        found = _family(k, prefix, suffix)
+        found = _family(kernel, prefix, suffix)
         if sum(v for r, v in found.items() if r not in NOT_STALLS) > 0:
             return Stalls(found, source)
     lines: dict[str, float] = {}
-    for line in k.hotspots:
+    for line in kernel.hotspots:
         for reason, samples in line.stalls.items():
             lines[reason] = lines.get(reason, 0.0) + samples
     return Stalls(lines, "hot lines") if sum(lines.values()) > 0 else None
@@ -114,14 +114,14 @@ class Signals:
     ceiling_gbps: float | None = None  # this device's measured copy ceiling, when known
 
     @staticmethod
-    def of(k: KernelProfile, resources: dict[str, float] | None = None,
+    def of(kernel: KernelProfile, resources: dict[str, float] | None = None,
            ceiling_gbps: float | None = None) -> Signals:
         readings = {}
         for quantity in q.QUANTITY_LIST:
-            found = quantity.read(k)
+            found = quantity.read(kernel)
             if found is not None:
                 readings[quantity.name] = found
-        return Signals(k, readings, stalls(k), dict(resources or {}), ceiling_gbps)
+        return Signals(kernel, readings, stalls(kernel), dict(resources or {}), ceiling_gbps)
 
     def has(self, name: str) -> bool:
         return name in self.readings
@@ -221,9 +221,9 @@ class Signals:
                         (note + "; " if note else "") + f"{share:.0%} of stalls")
 
 
-def occupancy_limiter(k: KernelProfile) -> tuple[str, float] | None:
+def occupancy_limiter(kernel: KernelProfile) -> tuple[str, float] | None:
     """The launch__occupancy_limit_* metric with the fewest blocks per SM, and that count."""
-    limits = [(name, k.value(name)) for name in LIMITERS]
+    limits = [(name, kernel.value(name)) for name in LIMITERS]
     present = [(n, v) for n, v in limits if v is not None]
     if not present:
         return None

@@ -111,9 +111,9 @@ class Gpu:
         except Exception as exc:  # cuda.core raises CUDAError and friends; keep the message
             raise CudaFailure(f"launch failed: {exc}") from None
 
-    def grid_for(self, n: int, block: int = 256) -> tuple[int, int, int]:
+    def grid_for(self, count: int, block: int = 256) -> tuple[int, int, int]:
         """A grid-stride grid: enough blocks to fill the device, no more than needed."""
-        return (max(1, min(-(-n // block), self.sm_count * 16)), 1, 1)
+        return (max(1, min(-(-count // block), self.sm_count * 16)), 1, 1)
 
     def sync(self) -> None:
         try:
