@@ -50,6 +50,12 @@ def register_rules(rules: SpecRules) -> None:
     _RULES[rules.target] = rules
 
 
+def unregister_rules(target: str) -> None:
+    """Forget a registered target's rules (a built-in target's come back)."""
+    _RULES.pop(target, None)
+    _RULES.update({r.target: r for r in (CUDA_RULES, CPU_RULES) if r.target not in _RULES})
+
+
 def rules_of(source: Path) -> SpecRules:
     """The rules of the target that takes `source` (foo.cpp, foo.c.j2, ...); CUDA for a suffix
     no target claims, as a .cu file's."""

@@ -37,6 +37,15 @@ def register(target: Target) -> None:
     register_rules(target.rules)
 
 
+def unregister(name: str) -> None:
+    """Forget a registered target and its sources (a plug-in's tests undo their `register`);
+    a built-in one is found again on the next `get`."""
+    from pragma_ncu.spec import unregister_rules
+
+    _registered.pop(name, None)
+    unregister_rules(name)
+
+
 def get(name: str) -> Target:
     """The target called `name`; KeyError names the known ones."""
     if name in _registered:

@@ -296,7 +296,10 @@ def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
     """The spec a variant is built and checked with (the user's own for the original)."""
     if variant.origin == "original" and not variant.overlay:
         return ctx.spec
-    return variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
+    spec = variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
+    # an overlay never changes the reference: keep the user's (a spec built in Python imports
+    # its reference function from a folder of its own, not from the spec's)
+    return replace(spec, reference=ctx.spec.reference)
 
 
 def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
