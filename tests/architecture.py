@@ -34,41 +34,41 @@ class Layer:
     number: int
     name: str
     owns: str  # what lives there, in a few words
-    modules: tuple[str, ...]  # fnmatch patterns of module names below `pragma_ncu.`
+    modules: tuple[str, ...]  # patterns of module names below `pragma_ncu.` (see `matches`)
 
 
 # Top to bottom. Within a backend (backends/<target>/...) each module has the layer of its role;
 # the patterns below name those roles. The first pattern that matches decides.
 LAYERS: tuple[Layer, ...] = (
     Layer(1, "cli", "click commands: parse, one api call, print",
-          ("__main__", "cli", "cli.*")),
+          ("__main__", "cli", "cli.**")),
     Layer(2, "api, loop, triage, report, backends' registry",
           "the library API, the closed loop, regression triage, all rendering; the backend "
           "registry, each target's Target and loop-facing session",
-          ("", "api", "api.*", "loop", "loop.*", "triage", "triage.*", "report", "report.*",
+          ("", "api", "api.**", "loop", "loop.**", "triage", "triage.**", "report", "report.**",
            "doctor", "backends", "backends.base", "backends.*.target", "backends.*.session",
            "backends.*")),
     Layer(3, "conductor", "deciding the next round from the measurements and the profile",
-          ("conductor", "conductor.*")),
+          ("conductor", "conductor.**")),
     Layer(4, "diagnose, backends' diagnosis rules",
           "profile + compendium -> ranked findings; each collector's rules",
-          ("diagnose", "diagnose.*", "backends.*.diagnosis", "backends.*.diagnosis.*")),
+          ("diagnose", "diagnose.**", "backends.*.diagnosis", "backends.*.diagnosis.**")),
     Layer(5, "search, profile, ceilings, backends' evaluators and collectors",
           "the parameter search; the profile model and ncu's report readers; measured "
           "ceilings; each target's evaluator, collector, normalizer, profiling and bench",
-          ("search", "search.*", "profile", "profile.*", "ceilings", "backends.*.evaluator",
-           "backends.*.profiling", "backends.*.collect", "backends.*.collect.*",
+          ("search", "search.**", "profile", "profile.**", "ceilings", "backends.*.evaluator",
+           "backends.*.profiling", "backends.*.collect", "backends.*.collect.**",
            "backends.*.ceilings", "backends.*.bench")),
-    Layer(6, "runner, pool, coder, knowledge, task, draft",
-          "the parent side of workers; LLM rewrites; the metric compendium; work orders; "
-          "`init`'s drafting",
-          ("runner", "pool", "pool.*", "coder", "coder.*", "knowledge", "knowledge.*", "task",
-           "draft", "draft.*")),
-    Layer(7, "worker, build, backends' builds and worker sides",
+    Layer(6, "runner, pool, coder, knowledge, draft",
+          "the parent side of workers; LLM rewrites; the metric compendium; `init`'s drafting",
+          ("runner", "pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
+           "draft", "draft.**")),
+    Layer(7, "worker, build, task, backends' builds and worker sides",
           "the child process (serve, verify/time/re-verify, references); compiling and its "
-          "cache; each target's compiler and device side",
-          ("worker", "worker.*", "build", "backends.*.build", "backends.*.worker",
-           "backends.*.worker.*")),
+          "cache; work orders (build and evaluate requests); each target's compiler and "
+          "device side",
+          ("worker", "worker.**", "build", "task", "backends.*.build", "backends.*.worker",
+           "backends.*.worker.**")),
     Layer(8, "spec and the nouns every stage shares",
           "spec, its validator and Python description, kernel templates, toolchain discovery, "
           "the LLM client, the run store, dtypes, expressions, measurements, statistics, "
@@ -85,11 +85,24 @@ LayerLookup = Callable[[str], Layer]
 PackageLookup = Callable[[str], str]
 
 
+def matches(module: str, pattern: str) -> bool:
+    """Whether a dotted module name fits a pattern: part by part (`*` is one part: "backends.*"
+    is a target's package, not what is below it), a last part `**` standing for any parts
+    below ("loop.**": every module of the loop package)."""
+    parts, want = module.split(".") if module else [], pattern.split(".") if pattern else []
+    if want and want[-1] == "**":
+        want = want[:-1]
+        if len(parts) <= len(want):
+            return False
+        parts = parts[:len(want)]
+    return len(parts) == len(want) and all(map(fnmatch.fnmatchcase, parts, want))
+
+
 def layer_of(module: str) -> Layer:
     """The layer of `module` (a dotted name below `pragma_ncu`, "" for the package itself);
     KeyError when no pattern covers it (every module must have a layer)."""
     for layer in LAYERS:
-        if any(fnmatch.fnmatchcase(module, pattern) for pattern in layer.modules):
+        if any(matches(module, pattern) for pattern in layer.modules):
             return layer
     raise KeyError(f"pragma_ncu.{module} has no layer in tests/architecture.py LAYERS")
 
