@@ -227,3 +227,16 @@ def test_check_shapes_are_verified_not_timed_and_a_failure_there_disqualifies(
     assert result.general.winner.key != BEST
     other = next(e for e in result.evaluations if e.ok)
     assert [m.shape for m in other.checked] == ["small"]
+
+
+def test_the_strategy_names_are_listed_once() -> None:
+    """search.strategies.STRATEGIES is what --strategy offers, and docs/tuner.md names each."""
+    from pragma_ncu.cli.autotune_cmd import autotune as autotune_command
+    from pragma_ncu.cli.tune_cmd import tune as tune_command
+    from pragma_ncu.search.strategies import STRATEGIES
+
+    for command in (autotune_command, tune_command):
+        option = next(p for p in command.params if p.name == "strategy")
+        assert tuple(option.type.choices) == STRATEGIES  # type: ignore[attr-defined]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tuner.md").read_text()
+    assert all(f"`{name}`" in doc or f"--strategy {name}" in doc for name in STRATEGIES)
