@@ -146,18 +146,20 @@ def imports(root: Path, package: str = PACKAGE) -> Iterator[Import]:
         typing = _typing_only_lines(tree)
         is_init = path.name == "__init__.py"
         for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             for target in _targets(node, name, is_init, package, known):
                 yield Import(name, target, node.lineno, node.lineno in typing)
 
 
-def _targets(node: ast.AST, name: str, is_init: bool, package: str,
+def _targets(node: ast.Import | ast.ImportFrom, name: str, is_init: bool, package: str,
              known: dict[str, Path]) -> Iterator[str]:
     if isinstance(node, ast.Import):
         for alias in node.names:
             target = _below(alias.name, package)
             if target is not None:
                 yield _existing(target, known)
-    elif isinstance(node, ast.ImportFrom):
+    else:
         base = _absolute(node, name, is_init, package)
         target = _below(base, package)
         if target is None:
