@@ -30,8 +30,6 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import CPU_RULES, ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
-Progress = Callable[[str], None]
-
 
 class CpuTarget(Target):
     name = "cpu"
@@ -77,7 +75,7 @@ class CpuTarget(Target):
                           "and times it")
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
-                options: ProfileOptions, progress: Progress = lambda _: None) -> CpuRun:
+                options: ProfileOptions, progress: Notice = lambda _: None) -> CpuRun:
         """Verify and time in the CPU worker (`options.repeats` times, at least once), then
         profile one call with perf, or cachegrind where the counters cannot be read."""
         from pragma_ncu.backends.cpu.profiling import profile_kernel

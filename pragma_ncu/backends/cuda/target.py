@@ -28,8 +28,6 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import CUDA_RULES, ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
-Progress = Callable[[str], None]
-
 
 class CudaTarget(Target):
     name = "cuda"
@@ -105,7 +103,7 @@ class CudaTarget(Target):
     def bench(self, spec: TaskSpec, shapes: Sequence[Shape], settings: Settings,
               runner: Runner, *, params: dict[str, ParamValue] | None = None,
               arch: str | None = None, timing: TimingConfig | None = None,
-              progress: Progress = lambda _: None,
+              progress: Notice = lambda _: None,
               pool: WorkerPool | None = None) -> BenchReport:
         from pragma_ncu.backends.cuda.bench import run_bench
 
@@ -113,7 +111,7 @@ class CudaTarget(Target):
                          timing=timing, progress=progress, pool=pool)
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
-                options: ProfileOptions, progress: Progress = lambda _: None) -> ProfileRun:
+                options: ProfileOptions, progress: Notice = lambda _: None) -> ProfileRun:
         """Build, verify and time at `shape`, profile under ncu; then `options.repeats` more
         timing runs of the same instance."""
         from pragma_ncu.backends.cuda.collect import (
