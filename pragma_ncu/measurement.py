@@ -81,10 +81,6 @@ class Measurement:
             return None
         return self.bytes_moved / (self.timing.median_us * 1e3)
 
-    def fraction_of(self, ceiling_gbps: float | None) -> float | None:
-        gbps = self.gbps
-        return gbps / ceiling_gbps if gbps is not None and ceiling_gbps else None
-
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["gbps"] = self.gbps

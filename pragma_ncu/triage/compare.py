@@ -17,25 +17,17 @@ from __future__ import annotations
 import statistics
 
 from pragma_ncu import stats
-from pragma_ncu.triage.groups import KernelGroup, group_launches
+from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
     DurationChange,
-    KernelMatch,
     Timing,
     TriageError,
 )
 
 CONFIDENCE = 0.95
-
-
-def duration_change(match: KernelMatch, base: Timing | None, new: Timing | None,
-                    threshold_pct: float) -> DurationChange:
-    """The verdict of one launch per side (a kernel profiled once), with timings if given."""
-    (gb,), (gn,) = group_launches([match.base]), group_launches([match.new])
-    return group_change(gb, gn, base, new, threshold_pct)
 
 
 def group_change(base: KernelGroup, new: KernelGroup, base_timing: Timing | None,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pragma_ncu import backends
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
-from pragma_ncu.backends.cpu.profiling import cpu_runner
 from pragma_ncu.cli.main import cli
 from pragma_ncu.measurement import Status
 from pragma_ncu.settings import load_settings
@@ -60,7 +60,7 @@ def test_a_c_kernel_drafted_filled_and_verified(tmp_path: Path,
         ("y", "fp32", "inout"), ("hist", "uint32", "inout"), ("x", "fp32", "input"),
         ("a", "fp32", "scalar"), ("n", "int64", "scalar")]
     settings = load_settings()
-    with cpu_runner(settings, 60) as runner:
+    with backends.get("cpu").runner(settings, 60) as runner:
         runner.hello()
         evaluator = CpuEvaluator(spec, settings, runner)
         built = evaluator.build(spec.default_params())

@@ -171,10 +171,3 @@ def test_gbps():
     assert _measurement(timing=summarize([0.0])).gbps is None
 
 
-def test_fraction_of():
-    m = _measurement(bytes_moved=1_000_000_000, timing=summarize([1000.0]))
-    assert m.fraction_of(2000.0) == pytest.approx(0.5)
-    assert m.fraction_of(1000.0) == pytest.approx(1.0)
-    assert m.fraction_of(None) is None
-    assert m.fraction_of(0.0) is None
-    assert _measurement(timing=None).fraction_of(2000.0) is None

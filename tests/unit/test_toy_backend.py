@@ -83,3 +83,4 @@ def test_its_profiles_are_diagnosed_by_its_rule(toy: None, tmp_path: Path) -> No
     (kernel, diagnosis), = found.kernels
     assert backends.collector_of(found.profile) == "toycount"
     assert diagnosis.findings[0].title == "Per-block overhead dominates"
+    assert found.diagnoses == [diagnosis]

@@ -16,7 +16,7 @@ from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, RuleResu
 from pragma_ncu.profile.read import read_csv_folder
 from pragma_ncu.stats import summarize
 from pragma_ncu.triage import evidence
-from pragma_ncu.triage.compare import duration_change
+from pragma_ncu.triage.compare import group_change
 from pragma_ncu.triage.engine import triage
 from pragma_ncu.triage.groups import group_launches
 from pragma_ncu.triage.match import match_by_order, match_groups
@@ -24,6 +24,7 @@ from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    DurationChange,
     KernelMatch,
     Side,
     Timing,
@@ -131,6 +132,13 @@ def timing(name: str, *medians: float, spread: float = 0.01) -> Timing:
 def pair(base_ns: float = 100_000.0, new_ns: float = 100_000.0) -> KernelMatch:
     return KernelMatch(kernel("k", gpu__time_duration__dot__sum=base_ns),
                        kernel("k", gpu__time_duration__dot__sum=new_ns), "name")
+
+
+def duration_change(match: KernelMatch, base: Timing | None, new: Timing | None,
+                    threshold_pct: float) -> DurationChange:
+    """The verdict of one launch per side (a kernel profiled once), with timings if given."""
+    (gb,), (gn,) = group_launches([match.base]), group_launches([match.new])
+    return group_change(gb, gn, base, new, threshold_pct)
 
 
 def test_timing_noise_covers_run_to_run_spread():

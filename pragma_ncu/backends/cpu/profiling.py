@@ -21,7 +21,6 @@ from pragma_ncu.backends.cpu.collect import (
     collect,
 )
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
-from pragma_ncu.backends.cpu.worker import worker_command
 from pragma_ncu.build import BuildCache, BuildResult
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Measurement
@@ -64,10 +63,6 @@ class CpuRun:
         """What was done, for a triage side measured now."""
         return (f"verified, timed and profiled ({self.collector.name}) now at "
                 f"{self.profile.collection.get('shape')} on {self.host.name}")
-
-
-def cpu_runner(settings: Settings, timeout_s: float) -> Runner:
-    return Runner(worker_command(settings), timeout_s=timeout_s, describe=HostInfo.from_json)
 
 
 def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner,
