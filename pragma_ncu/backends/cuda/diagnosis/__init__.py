@@ -18,8 +18,6 @@ from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
 from pragma_ncu.profile.profiles import KernelProfile, RuleResult
 from pragma_ncu.roofline import COMPUTE_KINDS, attainable
 
-COLLECTOR = "ncu"  # the collector whose profiles these rules read
-
 # ncu rule identifiers -> the bottleneck classes they speak to.
 RULE_CLASSES: dict[str, tuple[str, ...]] = {
     "UncoalescedGlobalAccess": ("uncoalesced_access",),
