@@ -105,3 +105,9 @@ def arch_flag(compute_capability: str) -> str:
     if not re.fullmatch(r"\d{2,3}[af]?", cc):
         raise ToolchainError(f"not a compute capability: {compute_capability!r} (e.g. 9.0, sm_90a)")
     return f"sm_{cc}"
+
+
+def target_arch(asked: str | None, device_arch: str | None = None) -> str:
+    """The arch to compile for: the one asked for (any spelling arch_flag takes), else the
+    device's, else DEFAULT_ARCH."""
+    return arch_flag(asked) if asked else (device_arch or DEFAULT_ARCH)

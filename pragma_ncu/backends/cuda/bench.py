@@ -18,7 +18,7 @@ from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
+from pragma_ncu.toolchain import find_nvcc, target_arch
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -58,7 +58,7 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
     tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
     nvcc = find_nvcc(settings)
     device, reason = _open_device(runner, progress)
-    target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
+    target = target_arch(arch, device.arch if device else None)
     progress(f"compiling {spec.source_path.name} for {target}")
     built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     if device is None or not built.ok:

@@ -25,7 +25,7 @@ from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from pragma_ncu.stats import TimingStats
-from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_ncu, find_nvcc
+from pragma_ncu.toolchain import find_ncu, find_nvcc, target_arch
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -86,7 +86,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
         device: DeviceInfo | None = runner.hello()
     except NoGPUError as exc:
         device, why = None, exc.reason
-    target = arch_flag(arch) if arch else (device.arch if device else DEFAULT_ARCH)
+    target = target_arch(arch, device.arch if device else None)
     progress(f"compiling {spec.source_path.name} for {target}")
     built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     run = ProfileRun(spec, shape, params, built, device, None, None, None, None, None)

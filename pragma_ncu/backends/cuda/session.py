@@ -23,7 +23,7 @@ from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.toolchain import DEFAULT_ARCH, NvccInfo, arch_flag, find_nvcc
+from pragma_ncu.toolchain import NvccInfo, find_nvcc, target_arch
 
 
 class CudaSession(CompiledSession):
@@ -36,7 +36,7 @@ class CudaSession(CompiledSession):
         info: DeviceInfo = runner.hello()
         super().__init__(original, settings, runner, pool, phases or Phases(),
                          Limits.from_device(info), info.name)
-        self.arch = arch_flag(arch) if arch else (info.arch or DEFAULT_ARCH)
+        self.arch = target_arch(arch, info.arch)
         self.nvcc: NvccInfo = find_nvcc(settings)
         self.harness: BuildResult = cuda_build.build_harness(self.arch, self.nvcc, settings)
         assert self.harness.cubin_path is not None

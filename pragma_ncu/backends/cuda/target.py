@@ -86,9 +86,9 @@ class CudaTarget(Target):
         from pragma_ncu.backends.cuda.build import build
         from pragma_ncu.build import BuildCache
         from pragma_ncu.search.space import Space
-        from pragma_ncu.toolchain import DEFAULT_ARCH, arch_flag, find_nvcc
+        from pragma_ncu.toolchain import find_nvcc, target_arch
 
-        built = build(tasks.build_request(spec, arch_flag(arch) if arch else DEFAULT_ARCH, {},
+        built = build(tasks.build_request(spec, target_arch(arch), {},
                                           render_dir=settings.cache_dir / "rendered"),
                       find_nvcc(settings), BuildCache(settings.cache_dir / "build"))
         if not built.ok:
