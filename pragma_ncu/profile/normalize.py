@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -29,6 +30,8 @@ def _kernel(k: dict[str, Any]) -> KernelProfile:
             continue
         if isinstance(value, bool):
             value = int(value)
+        if not_a_number(value):
+            continue
         metrics[name] = Metric(name, float(value) if isinstance(value, int | float) else
                                str(value), str(unit or ""))
     display = str(k.get("display_name") or "")
@@ -41,6 +44,17 @@ def _kernel(k: dict[str, Any]) -> KernelProfile:
         rules=tuple(_rule(r) for r in k.get("rules", ())),
         hotspots=hotspots(k.get("source", ())), display_name=str(k.get("display_name") or ""),
     )
+
+
+def not_a_number(value: object) -> bool:
+    """A value ncu could not compute (a derived metric divided by zero): NaN or infinite as a
+    float from ncu_report, 'nan' or 'inf' as text in the CSV pages. Either reader's profile
+    leaves it out, as a metric not collected, rather than hand a detector a number it cannot
+    use or text where a number belongs."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf",
+                                                                             "infinity")
 
 
 def clean_message(text: str) -> str:

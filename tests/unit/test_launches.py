@@ -281,3 +281,23 @@ def test_a_template_instantiation_keeps_its_arguments_in_its_name():
                         "display_name": "scale"}]}
     kernels = normalize.from_raw(raw).kernels
     assert [k.name for k in kernels] == ["work<17>", "scale"]
+
+
+def test_a_metric_ncu_could_not_compute_is_left_out_by_both_readers():
+    """`--set full` exports `derived_tempMetric4` as "nan" on most kernels (recorded on an
+    H200, tests/fixtures/corpus/full/first); ncu_report gives the same as a float NaN. Neither
+    reader's profile keeps it: a detector never sees NaN, nor text where a number belongs."""
+    import math
+
+    from pragma_ncu.profile import normalize
+
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "full" / "first"
+    for profile in (read_csv_folder(folder), read_csv_file(folder / "raw_display.csv.gz")):
+        values = [m.value for k in profile.kernels for m in k.metrics.values()]
+        assert values and not any(normalize.not_a_number(v) for v in values)
+        assert sum("derived_tempMetric4" in k.metrics for k in profile.kernels) == 4
+    raw = {"kernels": [{"index": 0, "name": "k", "metrics": {
+        "derived_tempMetric4": [math.nan, ""], "a": [math.inf, ""], "b": ["-nan", ""],
+        "c": [1.5, "ms"], "d": ["Hit", ""]}}]}
+    kept = normalize.from_raw(raw).kernels[0].metrics
+    assert {name: m.value for name, m in kept.items()} == {"c": 1.5, "d": "Hit"}
