@@ -9,10 +9,17 @@ instantiations can be shown, grouped by function and paired across builds.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterable
 
 TIMEOUT_S = 60
+# Integer template arguments as each demangler writes them: ncu_report `<(int)256>`,
+# `<(unsigned int)4>`, `<(bool)1>`; ncu's CSV pages `<256>`; c++filt `<256>`, `<4u>`, `<5l>`,
+# `<true>`. One spelling (`256`, `4`, `true`) lets the same kernel from either reader pair.
+_INT_CAST = re.compile(r"\((?:(?:un)?signed\s+)?(?:char|short|int|long|long\s+long)\)\s*(-?\d+)")
+_BOOL_CAST = re.compile(r"\(bool\)\s*([01])\b")
+_INT_SUFFIX = re.compile(r"(?<![\w.])(-?\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
 
 
 def demangle(names: Iterable[str], cxxfilt: str | None) -> dict[str, str]:
@@ -42,10 +49,19 @@ def function_name(display: str) -> str:
         if ch == "(" and depth == 0:
             cut = i
             break
-    name = name[:cut].strip()
+    name = template_arguments_canonical(name[:cut].strip())
     if " " in name and not name.endswith(">"):
         name = name.rsplit(" ", 1)[-1]  # drop the return type
     elif " " in name:
         head = name[: name.index("<")] if "<" in name else name
         name = name[len(head.rsplit(" ", 1)[0]) + 1:] if " " in head else name
     return name
+
+
+def template_arguments_canonical(name: str) -> str:
+    """'relu_block<(int)256>' and 'relu_block<256u>' -> 'relu_block<256>'; '(bool)1' -> 'true'."""
+    if "<" not in name:
+        return name
+    name = _INT_CAST.sub(r"\1", name)
+    name = _BOOL_CAST.sub(lambda m: "true" if m.group(1) == "1" else "false", name)
+    return _INT_SUFFIX.sub(r"\1", name)

@@ -301,3 +301,22 @@ def test_a_metric_ncu_could_not_compute_is_left_out_by_both_readers():
         "c": [1.5, "ms"], "d": ["Hit", ""]}}]}
     kept = normalize.from_raw(raw).kernels[0].metrics
     assert {name: m.value for name, m in kept.items()} == {"c": 1.5, "d": "Hit"}
+
+
+@pytest.mark.parametrize("display, name", [
+    # recorded on an H200 (ncu 2025.3.1, examples/apps/pipeline.cu): the same kernel as
+    # ncu_report's demangled name and as the CSV details page name it
+    ("void relu_block<(int)256>(float *, const float *, int)", "relu_block<256>"),
+    ("void relu_block<256>(float *, const float *, int)", "relu_block<256>"),
+    # c++filt on the raw page's mangled symbol
+    ("void relu_block<256>(float*, float const*, int)", "relu_block<256>"),
+    ("void k<(unsigned int)4, (bool)1, (long)-5>(int)", "k<4, true, -5>"),
+    ("void k<4u, true, -5l>(int)", "k<4, true, -5>"),
+    ("void ns::gemm<float, 128, 64>(float *)", "ns::gemm<float, 128, 64>"),
+    ("void k<3.5f, f2x>(int)", "k<3.5f, f2x>"),
+    ("silu_and_mul", "silu_and_mul"),
+])
+def test_either_readers_template_arguments_give_one_name(display, name):
+    from pragma_ncu.profile.demangle import function_name
+
+    assert function_name(display) == name
