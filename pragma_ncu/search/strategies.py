@@ -9,13 +9,20 @@ points in order; the others are optuna samplers driven through its ask-and-tell 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.spec import ParamValue
 
-MAX_DUPLICATE_ASKS = 200  # proposals in a row that were all seen before: the sampler is done
+# Proposals in a row that were all seen before, after which the next point is an unseen one
+# drawn at random. A sampler that has settled re-proposes what it knows, and each proposal costs
+# more as trials accumulate: near the end of a covered 576-point space one new point took
+# hundreds of proposals and seconds, and eight workers asking at once measured fewer points per
+# second than one (benchmarks/pool_scaling.py, docs/tuner.md).
+FILL_AFTER_DUPLICATES = 16
+RANDOM_DRAWS = 64  # random picks of the product tried before the unseen points are listed
 SAMPLERS = ("tpe", "gp", "random")  # optuna's samplers, by the names users give them
 # Every name a search strategy is chosen by (`--strategy`): "auto" picks exhaustive when the
 # feasible space fits the budget, else TPE (see `search.choose_strategy`).
@@ -57,7 +64,11 @@ class OptunaStrategy:
     avoid the region rather than proposing it again; before any success it is a failed trial.
     With `parallel`, TPE is a constant liar: while several points are being measured at once,
     it pretends each of them scored the worst value seen, so one batch spreads out instead of
-    asking for one neighbourhood several times.
+    asking for one neighbourhood several times. Once it proposes only points already seen
+    (`FILL_AFTER_DUPLICATES` in a row), an unseen point drawn at random is put to it as its
+    next trial, so a settled sampler costs a bounded number of proposals per new point and the
+    budget is spent on points not yet measured; when every point has been proposed, `ask`
+    returns none.
     """
 
     def __init__(self, space: Space, sampler: str = "tpe", seed: int = 0,
@@ -76,11 +87,20 @@ class OptunaStrategy:
         self._pending: dict[str, list[Any]] = {}  # key -> trials waiting for its value
         self._known: dict[str, float | None] = {}
         self._worst = -math.inf
+        self._rng = random.Random(seed)
+        self._exhausted = False
 
     def ask(self, count: int) -> list[Point]:
         out: list[Point] = []
         duplicates = 0
-        while len(out) < count and duplicates < MAX_DUPLICATE_ASKS:
+        while len(out) < count and not self._exhausted:
+            if duplicates >= FILL_AFTER_DUPLICATES:
+                unseen = self._unseen_point()
+                if unseen is None:
+                    self._exhausted = True
+                    break
+                self.study.enqueue_trial(unseen)  # the sampler's history holds it as its own
+                duplicates = 0
             trial = self.study.ask()
             point: Point = {d.name: _suggest(trial, d.name, d.values) for d in self.space.dims}
             key = point_key(point)
@@ -95,6 +115,21 @@ class OptunaStrategy:
                 out.append(point)
                 duplicates = 0
         return out
+
+    def _unseen_point(self) -> Point | None:
+        """A point neither measured nor pending, at random (seeded): a few draws from the
+        product, then, when those all hit seen points (the space is nearly covered), a pick
+        among the points left. None when every point has been proposed."""
+        def seen(point: Point) -> bool:
+            key = point_key(point)
+            return key in self._known or key in self._pending
+
+        for _ in range(RANDOM_DRAWS):
+            point = {d.name: self._rng.choice(d.values) for d in self.space.dims}
+            if not seen(point):
+                return point
+        left = [point for point in self.space.points() if not seen(point)]
+        return self._rng.choice(left) if left else None
 
     def tell(self, point: Point, value: float | None) -> None:
         key = point_key(point)

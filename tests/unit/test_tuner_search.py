@@ -146,6 +146,27 @@ def test_optuna_strategy_never_proposes_a_point_twice(tmp_path: Path) -> None:
     assert len(seen) == space.size  # it ran dry only when every point had been proposed
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_settled_sampler_still_reaches_every_point_for_a_bounded_number_of_proposals(
+        tmp_path: Path, parallel: bool) -> None:
+    """TPE on a smooth landscape settles and re-proposes its best points; each new point then
+    costs at most FILL_AFTER_DUPLICATES + 1 proposals (an unseen point is put to it), so
+    covering the space stays cheap, and once every point is out, asking costs nothing."""
+    from pragma_ncu.search.strategies import FILL_AFTER_DUPLICATES
+
+    space = Space.from_spec(synthetic_spec(tmp_path))
+    strategy = OptunaStrategy(space, "tpe", seed=1, parallel=parallel)
+    seen: list[str] = []
+    while batch := strategy.ask(4 if parallel else 1):
+        for point in batch:
+            seen.append(point_key(point))
+            strategy.tell(point, 1.0 + 0.01 * int(point["BLOCK"]) / int(point["VEC"]))
+    assert len(seen) == len(set(seen)) == space.size
+    trials = len(strategy.study.trials)
+    assert space.size < trials <= space.size * (FILL_AFTER_DUPLICATES + 1)
+    assert strategy.ask(8) == [] and len(strategy.study.trials) == trials
+
+
 def test_exhaustive_strategy_asks_in_order() -> None:
     strategy = Exhaustive(iter([{"A": 1}, {"A": 2}, {"A": 3}]))
     assert strategy.ask(2) == [{"A": 1}, {"A": 2}]
