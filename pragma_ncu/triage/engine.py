@@ -39,6 +39,7 @@ from pragma_ncu.triage.report import (
 
 DEFAULT_THRESHOLD_PCT = 5.0
 PAIRED_BY_NAME = "paired by --kernel OLD=NEW"
+ONE_SIDE_EXPLAINED = 6  # kernels on one side only given their own top cause, costliest first
 
 
 def triage(base: Side, new: Side, knowledge: Knowledge, *,
@@ -64,8 +65,23 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     details = explain_groups(wanted, base, new, knowledge, threshold_pct)
     groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
+    one_side = {**one_side_causes(matching.removed, base, knowledge),
+                **one_side_causes(matching.added, new, knowledge)}
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
-                        matching.added, side_notes(base, new, matching) + common_notes(groups))
+                        matching.added, side_notes(base, new, matching) + common_notes(groups),
+                        one_side)
+
+
+def one_side_causes(groups: Sequence[KernelGroup], side: Side, knowledge: Knowledge,
+                    most: int = ONE_SIDE_EXPLAINED) -> dict[str, str]:
+    """What limits each of the `most` costliest kernels present on this side only (by its
+    signature), from the launch nearest its median: a kernel that replaced another has no
+    partner to compare with, but its own bottleneck says why it costs what it does."""
+    chosen = sorted(groups, key=lambda g: -g.total_us)[:most]
+    reps = [g.representative() for g in chosen]
+    full = side.full(reps) if reps else {}
+    return {g.signature: diagnose_in(side.profile, full[r.index], knowledge).classification
+            for g, r in zip(chosen, reps, strict=True)}
 
 
 def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:

@@ -20,7 +20,9 @@ def report_junit(report: TriageReport) -> str:
     cases = [_case(g) for g in report.kernels]
     cases += [_one_side(g, "removed: only on BASE") for g in report.removed]
     cases += [_one_side(g, "added: only on NEW") for g in report.added]
-    failures = report.count(REGRESSION)
+    if report.one_side_regressed:
+        cases.append(_one_side_loss(report))
+    failures = report.count(REGRESSION) + report.one_side_regressed
     skipped = len(report.added) + len(report.removed)
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
               "skipped": str(skipped), "time": _seconds(report.new_total_us)}
@@ -51,6 +53,21 @@ def _case(g: GroupTriage) -> ET.Element:
         failure = ET.SubElement(case, "failure", {"message": summary, "type": "regression"})
         failure.text = g.detail.diagnosis if g.detail else g.duration.note
     ET.SubElement(case, "system-out").text = f"{summary}\n{g.duration.note}"
+    return case
+
+
+def _one_side_loss(report: TriageReport) -> ET.Element:
+    """The kernels on one side only, as one failed case when they cost NEW more than the
+    threshold of BASE's GPU time (a kernel replaced by another pairs with nothing)."""
+    added = sum(g.total_us for g in report.added)
+    case = ET.Element("testcase", {"classname": "triage.application",
+                                   "name": "kernels on one side only", "time": _seconds(added)})
+    message = (f"regression: the kernels on NEW only take {duration_text(added)}, those on "
+               f"BASE only took {duration_text(added - report.one_side_net_us)}: "
+               f"{signed_duration(report.one_side_net_us)} net, over the "
+               f"{report.threshold_pct:g}% threshold of BASE's "
+               f"{duration_text(report.base_total_us)}")
+    ET.SubElement(case, "failure", {"message": message, "type": "regression"}).text = message
     return case
 
 

@@ -55,12 +55,15 @@ def headline(report: TriageReport) -> list[str]:
     tb, tn = report.base_total_us, report.new_total_us
     nb, nn = report.launch_counts
     groups = (len(report.kernels) + len(report.removed), len(report.kernels) + len(report.added))
-    change = f"{100 * (tn - tb) / tb:+.1f}%, " if tb else ""
+    change = f"{pct(100 * (tn - tb) / tb)}, " if tb else ""
     counts = ", ".join(f"{n} {label}" for n, label in (
         (report.count(REGRESSION), "regressed"), (report.count(IMPROVEMENT), "improved"),
         (report.count(UNCHANGED), "unchanged"), (len(report.added), "added"),
         (len(report.removed), "removed")) if n)
     verdict = "REGRESSION" if report.regressed else "no regression"
+    if report.one_side_regressed:
+        counts += (f"; kernels on one side only {signed_duration(report.one_side_net_us)} net, "
+                   f"{pct(100 * report.one_side_net_us / tb)} of BASE")
     return [f"GPU time {duration_text(tb)} -> {duration_text(tn)} ({change}"
             f"{signed_duration(tn - tb)}): {nb} -> {nn} launches of {groups[0]} -> {groups[1]} "
             "kernels",
@@ -176,8 +179,25 @@ def collapsed_line(report: TriageReport, shown: Sequence[GroupTriage]) -> list[s
     return out
 
 
-def group_list(groups: Sequence[KernelGroup]) -> str:
-    names = [f"{g.name} ({g.count}x, {duration_text(g.total_us)})" for g in groups[:MAX_LISTED]]
+def kernel_label(name: str, width: int = 72) -> str:
+    """A long kernel name cut inside its template arguments, which carry the length (PyTorch's
+    run to a thousand characters): 'at::native::vectorized_elementwise_kernel<8, at::...>'."""
+    if len(name) <= width:
+        return name
+    head, bracket, _ = name.partition("<")
+    if not bracket or len(head) >= width - 5:
+        return _cut(name, width)
+    return name[: width - 4] + "...>"
+
+
+def group_list(groups: Sequence[KernelGroup], causes: dict[str, str] | None = None) -> str:
+    """Most GPU time first, long names cut (--format json keeps them whole), each with its own
+    top cause where it was diagnosed."""
+    groups = sorted(groups, key=lambda g: -g.total_us)
+    causes = causes or {}
+    names = [f"{kernel_label(g.name)} ({g.count}x, {duration_text(g.total_us)}"
+             + (f"; {causes[g.signature]}" if causes.get(g.signature, "none") != "none" else "")
+             + ")" for g in groups[:MAX_LISTED]]
     more = f", and {len(groups) - MAX_LISTED} more" if len(groups) > MAX_LISTED else ""
     return ", ".join(names) + more
 
@@ -185,10 +205,11 @@ def group_list(groups: Sequence[KernelGroup]) -> str:
 def membership_lines(report: TriageReport) -> list[str]:
     """Kernels on one side only, and groups paired other than as the same kernel."""
     out = []
-    if report.removed:
-        out.append(f"Only on BASE (removed): {group_list(report.removed)}")
-    if report.added:
-        out.append(f"Only on NEW (added): {group_list(report.added)}")
+    for groups, label in ((report.removed, "Only on BASE (removed"),
+                          (report.added, "Only on NEW (added")):
+        if groups:
+            out.append(f"{label}, {duration_text(sum(g.total_us for g in groups))}): "
+                       f"{group_list(groups, report.one_side_causes)}")
     repaired = [g for g in report.kernels if g.match.how != SAME]
     if repaired:
         items = [_pairing(g) for g in repaired[:MAX_LISTED]]

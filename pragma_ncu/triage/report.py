@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.diagnose.findings import Evidence
@@ -338,6 +338,7 @@ class TriageReport:
     removed: tuple[KernelGroup, ...] = ()  # groups of BASE without a partner on NEW
     added: tuple[KernelGroup, ...] = ()
     notes: tuple[str, ...] = ()
+    one_side_causes: dict[str, str] = field(default_factory=dict)  # signature -> top cause
 
     def count(self, verdict: str) -> int:
         return sum(1 for k in self.kernels if k.verdict == verdict)
@@ -363,8 +364,21 @@ class TriageReport:
                 sum(k.match.new.count for k in self.kernels) + sum(g.count for g in self.added))
 
     @property
+    def one_side_net_us(self) -> float:
+        """GPU time of the kernels on NEW only, less that of the kernels on BASE only."""
+        return sum(g.total_us for g in self.added) - sum(g.total_us for g in self.removed)
+
+    @property
+    def one_side_regressed(self) -> bool:
+        """The kernels on one side only cost NEW more than the threshold of BASE's whole GPU
+        time. A kernel replaced by another (a different GEMM, a cast added, another softmax)
+        pairs with nothing, so no group can show what it lost: the application's time can."""
+        tb = self.base_total_us
+        return tb > 0 and 100 * self.one_side_net_us / tb > self.threshold_pct
+
+    @property
     def regressed(self) -> bool:
-        return self.count(REGRESSION) > 0
+        return self.count(REGRESSION) > 0 or self.one_side_regressed
 
     @property
     def exit_code(self) -> int:
@@ -381,7 +395,14 @@ class TriageReport:
                            "launches_base": nb, "launches_new": nn},
                 "summary": {**{v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
                             ADDED: len(self.added), REMOVED: len(self.removed)},
+                "one_side": {"added_us": sum(g.total_us for g in self.added),
+                             "removed_us": sum(g.total_us for g in self.removed),
+                             "net_us": self.one_side_net_us,
+                             "net_pct_of_base": 100 * self.one_side_net_us / tb if tb else None,
+                             "regressed": self.one_side_regressed},
                 "kernels": [k.to_json(tn - tb, tb) for k in self.kernels],
-                ADDED: [group_json(g) for g in self.added],
-                REMOVED: [group_json(g) for g in self.removed],
+                ADDED: [{**group_json(g), "top_cause": self.one_side_causes.get(g.signature)}
+                        for g in self.added],
+                REMOVED: [{**group_json(g), "top_cause": self.one_side_causes.get(g.signature)}
+                          for g in self.removed],
                 "notes": list(self.notes)}

@@ -55,8 +55,8 @@ def test_the_recorded_pipeline_fits_one_screen_with_both_regressions_first():
     assert set(rows[:2]) == {"row_mean", "histogram256"} and rows[2:] == ["norm_scale"]
     assert "18 kernel groups unchanged" in result.output
     assert "exit status 1" in lines[3] and lines[2].startswith("GPU time")
-    assert "Only on BASE (removed): legacy_norm" in result.output
-    assert "Only on NEW (added): fused_norm" in result.output
+    assert "Only on BASE (removed, 183 µs): legacy_norm (10x, 183 µs" in result.output
+    assert "Only on NEW (added, 166 µs): fused_norm (10x, 166 µs" in result.output
     assert result.output.count("no source counters on either side") == 1  # said once
 
 
@@ -169,6 +169,47 @@ def test_the_schema_rejects_what_ci_systems_would():
     assert not schema.is_valid('<testsuite tests="1"><testcase name="a"/></testsuite>')
     assert not schema.is_valid('<testsuite name="s" tests="1"><testcase name="a">'
                                '<failure/><skipped/></testcase></testsuite>')
+
+
+# --- a PyTorch application: replaced kernels (examples/apps/torch_block.py, recorded on an H200) --
+
+
+TORCH = APPS / "torch_block"
+
+
+def test_a_regression_carried_by_replaced_kernels_fails_the_gate():
+    """NEW's matmul in fp32 and its softmax over dim 0 run other kernels than BASE's (a SIMT
+    SGEMM for the nvjet tensor-core GEMM, cunn_SpatialSoftMaxForward for softmax_warp_forward):
+    nothing pairs, every paired group is unchanged, and the application is 12x slower. The
+    gate fails on the kernels present on one side only, each with its own top cause."""
+    result = run(TORCH / "base", TORCH / "new")
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())  # as read, whatever the line breaks
+    assert "Verdict: REGRESSION at 5%" in text and "kernels on one side only +36.1 ms net" in text
+    assert "cunn_SpatialSoftMaxForward" in text and "18.9 ms; small_grid" in text
+    assert "cutlass_80_simt_sgemm_256x128_8x4_nn_align1> (10x, 17.8 ms; compute_fma)" in text
+    assert "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT (10x, 1.19 ms; tensor_core)" in text
+    lines = result.output.splitlines()
+    assert len(lines) <= 20 and max(map(len, lines)) <= 100
+    data = json.loads(run(TORCH / "base", TORCH / "new", "--format", "json").output)
+    assert data["verdict"] == "regression" and data["exit_code"] == 1
+    assert data["summary"]["regression"] == 0 and data["one_side"]["regressed"]
+    assert data["one_side"]["net_us"] == pytest.approx(36_100, rel=0.01)
+    added = {g["name"]: g["top_cause"] for g in data["added"]}
+    assert added["cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"] == \
+        "compute_fma"
+    assert any(len(name) > 300 for name in added)  # JSON keeps the names whole
+
+
+def test_junit_fails_the_kernels_on_one_side_only():
+    xmlschema = pytest.importorskip("xmlschema")
+    result = run(TORCH / "base", TORCH / "new", "--format", "junit")
+    assert result.exit_code == 1
+    xmlschema.XMLSchema(str(XSD)).validate(result.output)
+    suite = ET.fromstring(result.output).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [c.get("name") for c in failed] == ["kernels on one side only"]
 
 
 # --- synthetic applications --------------------------------------------------------------------
@@ -364,3 +405,21 @@ def test_the_recorded_5000_launch_pair_is_triaged_within_a_minute():
     command = next(line for line in text.splitlines() if line.startswith("  $ ncu "))
     assert "_Z4workILi17EEvPfPKfi|_Z4workILi42EEvPfPKfi" in command
     assert "--section SpeedOfLight" in command and "--launch-count 2" in command
+
+
+@pytest.mark.parametrize("share, exit_code", [(0.07, 1), (0.03, 0)])
+def test_kernels_on_one_side_count_against_the_threshold_of_the_whole(tmp_path, share,
+                                                                      exit_code):
+    """A kernel renamed and made slower: BASE's `old_pass` (10 x 20 µs) is NEW's `new_pass`,
+    whose launches take `share` of the whole application's GPU time more: 7% is over the 5%
+    threshold, 3% is not."""
+    rng = np.random.default_rng(11)
+    common = app(rng, spread=0.0)
+    whole_ns = sum(x.duration_ns for x in common) + 10 * 20_000.0
+    extra_ns = share * whole_ns / 10
+    base = common + [Launch("fma_bound", "old_pass", 20_000.0)] * 10
+    new = common + [Launch("fma_bound", "new_pass", 20_000.0 + extra_ns)] * 10
+    b, n = sides(tmp_path, base, new)
+    data = json.loads(run(b, n, "--format", "json").output)
+    assert data["summary"]["regression"] == 0
+    assert data["exit_code"] == exit_code and data["one_side"]["regressed"] == bool(exit_code)
