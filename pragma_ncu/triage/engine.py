@@ -62,26 +62,37 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
                                new.timing_for(m.new.launches[0]), threshold_pct))
               for m in matching.pairs]
     wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or kernel]
-    details = explain_groups(wanted, base, new, knowledge, threshold_pct)
+    removed, added = costliest(matching.removed), costliest(matching.added)
+    reps = [(m.base.representative(), m.new.representative()) for m, _ in wanted]
+    # The complete profiles of every launch explained below, read in one go per side.
+    full_b = _full(base, [b for b, _ in reps] + [g.representative() for g in removed])
+    full_n = _full(new, [n for _, n in reps] + [g.representative() for g in added])
+    details = explain_groups(wanted, reps, full_b, full_n, base, new, knowledge, threshold_pct)
     groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
-    one_side = {**one_side_causes(matching.removed, base, knowledge),
-                **one_side_causes(matching.added, new, knowledge)}
+    one_side = {**one_side_causes(removed, base, full_b, knowledge),
+                **one_side_causes(added, new, full_n, knowledge)}
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
                         one_side)
 
 
-def one_side_causes(groups: Sequence[KernelGroup], side: Side, knowledge: Knowledge,
-                    most: int = ONE_SIDE_EXPLAINED) -> dict[str, str]:
-    """What limits each of the `most` costliest kernels present on this side only (by its
-    signature), from the launch nearest its median: a kernel that replaced another has no
+def costliest(groups: Sequence[KernelGroup], most: int = ONE_SIDE_EXPLAINED
+              ) -> list[KernelGroup]:
+    return sorted(groups, key=lambda g: -g.total_us)[:most]
+
+
+def _full(side: Side, launches: Sequence[KernelProfile]) -> dict[int, KernelProfile]:
+    return side.full(launches) if launches else {}
+
+
+def one_side_causes(groups: Sequence[KernelGroup], side: Side, full: dict[int, KernelProfile],
+                    knowledge: Knowledge) -> dict[str, str]:
+    """What limits each kernel present on this side only (by its signature), from the launch
+    nearest its median (its complete profile in `full`): a kernel that replaced another has no
     partner to compare with, but its own bottleneck says why it costs what it does."""
-    chosen = sorted(groups, key=lambda g: -g.total_us)[:most]
-    reps = [g.representative() for g in chosen]
-    full = side.full(reps) if reps else {}
-    return {g.signature: diagnose_in(side.profile, full[r.index], knowledge).classification
-            for g, r in zip(chosen, reps, strict=True)}
+    return {g.signature: diagnose_in(side.profile, full[g.representative().index],
+                                     knowledge).classification for g in groups}
 
 
 def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
@@ -97,14 +108,13 @@ def _rank(g: GroupTriage) -> tuple[int, float, str]:
     return first, second, g.name
 
 
-def explain_groups(pairs: Sequence[tuple[GroupMatch, DurationChange]], base: Side, new: Side,
-                   knowledge: Knowledge, threshold_pct: float) -> dict[int, KernelTriage]:
-    """The explanation of each pair (by the pair's id) under its verdict, on the launch
-    nearest each group's median; the full profiles of those launches are read in one go per
-    side."""
-    reps = [(m.base.representative(), m.new.representative()) for m, _ in pairs]
-    full_b = base.full([b for b, _ in reps]) if reps else {}
-    full_n = new.full([n for _, n in reps]) if reps else {}
+def explain_groups(pairs: Sequence[tuple[GroupMatch, DurationChange]],
+                   reps: Sequence[tuple[KernelProfile, KernelProfile]],
+                   full_b: dict[int, KernelProfile], full_n: dict[int, KernelProfile],
+                   base: Side, new: Side, knowledge: Knowledge,
+                   threshold_pct: float) -> dict[int, KernelTriage]:
+    """The explanation of each pair (by the pair's id) under its verdict, on each group's
+    launch nearest its median (`reps`), whose complete profiles are in `full_b` and `full_n`."""
     return {id(m): triage_kernel(KernelMatch(full_b[b.index], full_n[n.index], m.how), base,
                                  new, knowledge, threshold_pct, d)
             for (m, d), (b, n) in zip(pairs, reps, strict=True)}
