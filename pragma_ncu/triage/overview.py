@@ -205,10 +205,10 @@ def group_list(groups: Sequence[KernelGroup], causes: dict[str, str] | None = No
 def membership_lines(report: TriageReport) -> list[str]:
     """Kernels on one side only, and groups paired other than as the same kernel."""
     out = []
-    for groups, label in ((report.removed, "Only on BASE (removed"),
-                          (report.added, "Only on NEW (added")):
+    for groups, total, label in ((report.removed, report.removed_us, "Only on BASE (removed"),
+                                 (report.added, report.added_us, "Only on NEW (added")):
         if groups:
-            out.append(f"{label}, {duration_text(sum(g.total_us for g in groups))}): "
+            out.append(f"{label}, {duration_text(total)}): "
                        f"{group_list(groups, report.one_side_causes)}")
     repaired = [g for g in report.kernels if g.match.how != SAME]
     if repaired:

@@ -347,15 +347,23 @@ class TriageReport:
         return tuple(k for k in self.kernels if k.verdict == verdict)
 
     @property
+    def removed_us(self) -> float:
+        """GPU time of the kernels on BASE only."""
+        return sum(g.total_us for g in self.removed)
+
+    @property
+    def added_us(self) -> float:
+        """GPU time of the kernels on NEW only."""
+        return sum(g.total_us for g in self.added)
+
+    @property
     def base_total_us(self) -> float:
         """GPU time of every launch of BASE (matched and removed groups)."""
-        return sum(k.match.base.total_us for k in self.kernels) + sum(
-            g.total_us for g in self.removed)
+        return sum(k.match.base.total_us for k in self.kernels) + self.removed_us
 
     @property
     def new_total_us(self) -> float:
-        return sum(k.match.new.total_us for k in self.kernels) + sum(
-            g.total_us for g in self.added)
+        return sum(k.match.new.total_us for k in self.kernels) + self.added_us
 
     @property
     def launch_counts(self) -> tuple[int, int]:
@@ -366,7 +374,7 @@ class TriageReport:
     @property
     def one_side_net_us(self) -> float:
         """GPU time of the kernels on NEW only, less that of the kernels on BASE only."""
-        return sum(g.total_us for g in self.added) - sum(g.total_us for g in self.removed)
+        return self.added_us - self.removed_us
 
     @property
     def one_side_regressed(self) -> bool:
@@ -395,8 +403,7 @@ class TriageReport:
                            "launches_base": nb, "launches_new": nn},
                 "summary": {**{v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
                             ADDED: len(self.added), REMOVED: len(self.removed)},
-                "one_side": {"added_us": sum(g.total_us for g in self.added),
-                             "removed_us": sum(g.total_us for g in self.removed),
+                "one_side": {"added_us": self.added_us, "removed_us": self.removed_us,
                              "net_us": self.one_side_net_us,
                              "net_pct_of_base": 100 * self.one_side_net_us / tb if tb else None,
                              "regressed": self.one_side_regressed},
