@@ -12,7 +12,12 @@ class PragmaError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
-class SpecError(PragmaError):
+class InputError(PragmaError):
+    """Something the user gave cannot be used: a spec, a source, a report or profile, a value.
+    The CLI exits 2 on these (bad input or usage), never 1 (a command's negative verdict)."""
+
+
+class SpecError(InputError):
     """A task spec is malformed: `field` names where, `expected` says what was allowed."""
 
     def __init__(self, source: str, field: str, expected: str, got: object = None) -> None:
@@ -26,7 +31,7 @@ class SpecError(PragmaError):
         super().__init__(detail)
 
 
-class ExpressionError(PragmaError):
+class ExpressionError(InputError):
     """An expression in a spec cannot be parsed or evaluated."""
 
 
@@ -60,11 +65,11 @@ class LLMBadReply(PragmaError):
         super().__init__(message)
 
 
-class TemplateError(PragmaError):
+class TemplateError(InputError):
     """A kernel template cannot be rendered (jinja2 syntax, an undefined variable, a failing
     `{% raise %}`-style check); the message names the template and the line."""
 
 
-class DraftError(PragmaError):
+class DraftError(InputError):
     """`init` cannot draft a spec from a source: no kernel in it, several and none chosen, or
     an argument a spec cannot describe; the message names it and what would work."""
