@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.errors import InputError
+
 DEFAULT_NAME = ".pragma-ncu/runs.sqlite"
 SCHEMA_VERSION = 1
 LATEST = ("latest", "last")  # what names the newest run
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 """
 
 
-class StoreError(Exception):
+class StoreError(InputError):
     """The store file is not a pragma-ncu run store, or a run asked for does not exist."""
 
 

@@ -31,7 +31,7 @@ from pragma_ncu.ceilings import (
 )
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import InputError, KernelFailure, NoGPUError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_report
@@ -125,7 +125,8 @@ def _profile_of(path: Path, reader: str, spec: Path | None, shape: str | None,
         run = profile(load(path, spec), shape=shape, options=options, settings=settings,
                       progress=progress)
         if run.profile is None:
-            raise PragmaError(f"cannot explain {path.name}: {run.problem}")
+            kind = run.failure_kind()
+            raise (kind or KernelFailure)(f"cannot explain {path.name}: {run.problem}")
         return run.profile
     return read_report(path, settings, reader)
 
@@ -137,7 +138,7 @@ def _select(found: Profile, name: str | None) -> list[KernelProfile]:
               if name in (k.name, k.mangled, k.display_name) or name in k.display_name]
     if not chosen:
         seen = ", ".join(sorted({k.name for k in found.kernels}))
-        raise PragmaError(f"no kernel matches {name!r}; the report holds: {seen}")
+        raise InputError(f"no kernel matches {name!r}; the report holds: {seen}")
     return chosen
 
 

@@ -19,7 +19,7 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, Session
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import InputError, NoGPUError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search.output import write_results, write_table
@@ -108,7 +108,7 @@ def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shap
     names = {s.name for s in chosen}
     checks = [s for s in task.shapes if s.name not in names] if shapes else []
     if not any(p.values for p in task.params):
-        raise PragmaError(f"{task.spec_path} declares no parameter with candidate values "
+        raise InputError(f"{task.spec_path} declares no parameter with candidate values "
                           "([params] NAME = {default = ..., values = [...]})")
     search.resolvable(task, (*chosen, *checks))
     return task, settings, chosen, checks, search.SearchOptions(
