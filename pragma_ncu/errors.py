@@ -7,8 +7,9 @@ purpose is a `PragmaError` of one of three kinds, and the kind decides the exit 
 command (`exit_status`, docs/trust.md):
 
 - `InputError` (exit 2): something the user gave cannot be used: a spec, a source, a report, a
-  profile, a run store, an option. `SpecError`, `ExpressionError`, `TemplateError`,
-  `DraftError`, `ReportError`, `TriageError`, `StoreError`, `UsageError` are InputErrors.
+  profile, a run store, an option, an argument of the wrong type. `SpecError`,
+  `ExpressionError`, `TemplateError`, `DraftError`, `ArgumentError`, `ReportError`,
+  `TriageError`, `StoreError` and `UsageError` are InputErrors.
 - `ToolchainError` (exit 3): the environment: a tool, device or service is missing or unusable
   (no GPU: `NoGPUError`; nvcc, ncu, counter permission, the C compiler, perf; a worker that
   answers garbage: `WorkerProtocolError`; a pool: `PoolError`; the LLM: `LLMUnavailable`,
@@ -64,6 +65,12 @@ class ToolchainError(PragmaError):
     """The environment: a required tool, device or service (nvcc, ncu and its counter
     permission, a GPU, a C compiler, a profiler, an LLM endpoint) is missing or unusable; the
     message says how to fix it. The CLI exits 3 on these."""
+
+
+class ArgumentError(InputError, TypeError):
+    """A library call got an argument of a type it does not take (`api.explain(42)`); the
+    message names the function, the argument and what it accepts. A TypeError too, as Python
+    code expects of a wrong type."""
 
 
 class KernelFailure(PragmaError):

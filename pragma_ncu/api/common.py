@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import cast
 
 from pragma_ncu import backends
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
 from pragma_ncu.errors import InputError, SpecError
 from pragma_ncu.pool.workers import WorkerPool
@@ -29,6 +30,7 @@ def settings_or_default(settings: Settings | None) -> Settings:
     return settings if settings is not None else load_settings()
 
 
+@checked
 def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
     beside it), or a .toml spec (naming its kernel)."""
@@ -42,6 +44,7 @@ def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     return load_spec(spec_path or spec_path_for(path), path)
 
 
+@checked
 def shapes_of(spec: TaskSpec, wanted: Sequence[str | Shape] | None = None) -> list[Shape]:
     """Shapes by name, as Shape objects, or ad hoc as 'T=4096,d=11008'; all of the spec's when
     none are named (UsageError for `--shape` otherwise)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
     Progress,
     SpecLike,
@@ -68,6 +69,7 @@ class DeviceCheckError(KernelFailure):
         super().__init__(message)
 
 
+@checked
 def llm_config(settings: Settings, model: str | None = None, base_url: str | None = None,
                timeout_s: float = 120.0) -> LLMConfig | None:
     """The coder's LLM: the model and endpoint given, else the settings'; None when there is
@@ -80,6 +82,7 @@ def llm_config(settings: Settings, model: str | None = None, base_url: str | Non
                      timeout_s=timeout_s)
 
 
+@checked
 def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          shapes: Sequence[str | Shape] = (), rounds: int = 5, target: float = 0.9,
          patience: int = 2, budget: int = 200, time_budget: float | None = None,
