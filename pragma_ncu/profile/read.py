@@ -93,6 +93,7 @@ def read_report(path: Path, settings: Settings, reader: str = "auto",
         return _read_json(path)
     if path.name.endswith((".csv", ".csv.gz")):
         return read_csv_file(path)
+    _check_ncu_rep(path)
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
@@ -106,6 +107,17 @@ def read_report(path: Path, settings: Settings, reader: str = "auto",
                           f"written by an ncu newer than {ncu.version}?)")
     return replace(profile, collection={**profile.collection, **({"notes": notes} if notes
                                                                  else {})})
+
+
+ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), an ncu CSV page (.csv, .csv.gz) or a "
+            "folder of them")
+
+
+def _check_ncu_rep(path: Path) -> None:
+    """Only an .ncu-rep goes to ncu: another profiler's report (.nsys-rep, .qdrep), an
+    image or a text file is not one, and saying that ncu is missing would mislead."""
+    if path.suffix != ".ncu-rep":
+        raise ReportError(f"{path}: not a report: expected {ACCEPTED}")
 
 
 def _dump(path: Path, ncu: NcuInfo, settings: Settings, reader: str
@@ -273,6 +285,7 @@ def _launches(path: Path, settings: Settings, reader: str) -> Launches:
         if kind == "raw":
             return _csv_launches(_text(path), "", "", str(path))
         return Launches.of(read_csv_file(path))
+    _check_ncu_rep(path)
     return _report_launches(path, settings, reader)
 
 
