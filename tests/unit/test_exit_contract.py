@@ -9,6 +9,7 @@ import importlib
 import pkgutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
 import pytest
@@ -168,3 +169,32 @@ def test_a_tune_resume_without_a_store_is_bad_input_and_creates_none(tmp_path):
     result = CliRunner().invoke(cli, ["tune", "--resume", "last", "--store", str(store)])
     assert result.exit_code == 2 and "no run store at" in result.output
     assert not store.parent.exists()
+
+
+def _run(built: bool = True, device: bool = True, status: str | None = "ok",
+         collected: str | None = None) -> SimpleNamespace:
+    from pragma_ncu.backends.cuda.collect import CollectStatus
+    from pragma_ncu.measurement import Status
+
+    return SimpleNamespace(
+        profile=None, build=SimpleNamespace(ok=built), device=object() if device else None,
+        measurement=SimpleNamespace(status=Status(status)) if status else None,
+        collection=SimpleNamespace(status=CollectStatus(collected)) if collected else None)
+
+
+@pytest.mark.parametrize(("run", "kind", "status"), [
+    (_run(built=False, status=None), errors.KernelFailure, 1),
+    (_run(status="wrong_answer"), errors.KernelFailure, 1),
+    (_run(collected="crash"), errors.KernelFailure, 1),
+    (_run(device=False, status=None), errors.ToolchainError, 3),
+    (_run(collected="no_permission"), errors.ToolchainError, 3),  # timing only: was exit 4
+    (_run(), errors.ToolchainError, 3),  # ncu not found: timing only
+    (_run(collected="timeout"), errors.ToolchainError, 3),
+])
+def test_what_stopped_a_profile_decides_profile_and_explain(run, kind, status):
+    from pragma_ncu.backends.cuda.profiling import ProfileRun
+    from pragma_ncu.report.profile import exit_code
+
+    run.failure_kind = lambda: ProfileRun.failure_kind(run)
+    assert run.failure_kind() is kind
+    assert exit_code(run) == status
