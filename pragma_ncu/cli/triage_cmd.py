@@ -73,9 +73,9 @@ def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
     source.csv; a timing.json beside them adds repeated timings), run:ID (or run:last) for
     the historical best of a `tune` run (the profile the loop took of it), or a kernel: a .cu
     file with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no
-    regression, 1 a regression beyond --threshold, 2 bad input, 3 no GPU or ncu for a kernel
-    side. With --format junit, a triage that cannot be made is an XML document too, one
-    test case with an <error> saying why.
+    regression, 1 a regression beyond --threshold, 2 bad input, 3 the environment (no ncu
+    for a .ncu-rep, no GPU for a kernel side). With --format junit, a triage that cannot
+    be made is an XML document too, one test case with an <error> saying why.
     """
     show = progress_printer(fmt == "text" and sys.stderr.isatty())
     try:
