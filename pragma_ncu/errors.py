@@ -1,11 +1,37 @@
-"""Typed exceptions for unexpected failures.
+"""Typed exceptions for unexpected failures, and the exit status each kind means.
 
 Expected failures of a candidate (compile error, wrong answer, hang, ...) are data: a status on the
 result. These exceptions are for bad input and broken environments; each names the bad value and
-what was allowed, so the CLI can print it without a traceback.
+what was allowed, so the CLI can print it without a traceback. Every error this package raises on
+purpose is a `PragmaError` of one of three kinds, and the kind decides the exit status of every
+command (`exit_status`, docs/trust.md):
+
+- `InputError` (exit 2): something the user gave cannot be used: a spec, a source, a report, a
+  profile, a run store, an option, an argument of the wrong type. `SpecError`,
+  `ExpressionError`, `TemplateError`, `DraftError`, `ArgumentError`, `ReportError`,
+  `TriageError`, `StoreError` and `UsageError` are InputErrors.
+- `ToolchainError` (exit 3): the environment: a tool, device or service is missing or unusable
+  (no GPU: `NoGPUError`; nvcc, ncu, counter permission, the C compiler, perf; a worker that
+  answers garbage: `WorkerProtocolError`; a pool: `PoolError`; the LLM: `LLMUnavailable`,
+  `LLMBadReply`).
+- `KernelFailure` (exit 1): the command's negative verdict on the kernel it was given: it does
+  not compile, or it fails verification (`TuneError`, `DeviceCheckError`, `CpuRunError`).
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """The exit-code contract of every command (README, docs/trust.md)."""
+
+    OK = 0
+    VERDICT = 1  # the command's negative verdict: a regression, a kernel that fails
+    INPUT = 2  # bad input or usage
+    ENVIRONMENT = 3  # no GPU, nvcc, ncu, counter permission, ...
+    INTERNAL = 70  # a bug in pragma-ncu (BSD's EX_SOFTWARE): nothing else raised it
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells say it)
 
 
 class PragmaError(Exception):
@@ -36,7 +62,20 @@ class ExpressionError(InputError):
 
 
 class ToolchainError(PragmaError):
-    """A required tool (nvcc, ncu, a GPU) is missing or unusable; the message says how to fix it."""
+    """The environment: a required tool, device or service (nvcc, ncu and its counter
+    permission, a GPU, a C compiler, a profiler, an LLM endpoint) is missing or unusable; the
+    message says how to fix it. The CLI exits 3 on these."""
+
+
+class ArgumentError(InputError, TypeError):
+    """A library call got an argument of a type it does not take (`api.explain(42)`); the
+    message names the function, the argument and what it accepts. A TypeError too, as Python
+    code expects of a wrong type."""
+
+
+class KernelFailure(PragmaError):
+    """The kernel given fails what the command checks: it does not compile, or it fails
+    verification. The command's negative verdict on it (exit 1), not bad input."""
 
 
 class NoGPUError(ToolchainError):
@@ -47,16 +86,16 @@ class NoGPUError(ToolchainError):
         super().__init__(f"no CUDA GPU available: {reason}")
 
 
-class WorkerProtocolError(PragmaError):
+class WorkerProtocolError(ToolchainError):
     """The worker process answered something that is not a protocol message."""
 
 
-class LLMUnavailable(PragmaError):
+class LLMUnavailable(ToolchainError):
     """The LLM endpoint could not answer (not configured, unreachable, timed out, rate-limited or
     failing after the allowed retries); callers fall back to rules."""
 
 
-class LLMBadReply(PragmaError):
+class LLMBadReply(ToolchainError):
     """The LLM answered, but not with what was asked (no JSON object, wrong keys or types);
     `reply` is the text it sent, for the log."""
 
@@ -73,3 +112,15 @@ class TemplateError(InputError):
 class DraftError(InputError):
     """`init` cannot draft a spec from a source: no kernel in it, several and none chosen, or
     an argument a spec cannot describe; the message names it and what would work."""
+
+
+def exit_status(error: BaseException | type[BaseException]) -> ExitStatus:
+    """The exit status an error (or a kind of error) means under the contract: its kind for a
+    PragmaError, 130 for an interrupt, 70 (a bug) for anything else."""
+    kind = error if isinstance(error, type) else type(error)
+    for base, status in ((KeyboardInterrupt, ExitStatus.INTERRUPTED),
+                         (InputError, ExitStatus.INPUT), (ToolchainError, ExitStatus.ENVIRONMENT),
+                         (KernelFailure, ExitStatus.VERDICT)):
+        if issubclass(kind, base):
+            return status
+    return ExitStatus.INTERNAL

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.errors import InputError
+
 DEFAULT_NAME = ".pragma-ncu/runs.sqlite"
 SCHEMA_VERSION = 1
 LATEST = ("latest", "last")  # what names the newest run
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 """
 
 
-class StoreError(Exception):
+class StoreError(InputError):
     """The store file is not a pragma-ncu run store, or a run asked for does not exist."""
 
 
@@ -150,8 +152,8 @@ class Store:
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.path}; known: "
                              f"{', '.join(r.id for r in self.runs()[-5:]) or 'none'}")
-        return RunRow(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6],
-                      row[7], json.loads(row[8]))
+        return RunRow(row[0], row[1], row[2], row[3], row[4], _loads(row[5], row[0]), row[6],
+                      row[7], _loads(row[8], row[0]))
 
     def resolve(self, run_id: str) -> RunRow:
         """The run named by `run_id`: an exact id, a unique prefix, or "latest"/"last"."""
@@ -226,12 +228,13 @@ class Store:
         if round_ is not None:
             query, args = query + " AND round = ?", (run_id, round_)
         rows = self.conn.execute(query + " ORDER BY id", args).fetchall()
-        return [CandidateRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], bool(r[7]),
-                             r[8], json.loads(r[9]), json.loads(r[10]), json.loads(r[11]),
+        return [CandidateRow(r[0], r[1], r[2], r[3], r[4], _loads(r[5], run_id), r[6], bool(r[7]),
+                             r[8], _loads(r[9], run_id), _loads(r[10], run_id),
+                             _loads(r[11], run_id),
                              r[12]) for r in rows]
 
     def decisions(self, run_id: str) -> list[tuple[int, str, dict[str, Any]]]:
-        return [(r[0], r[1], json.loads(r[2])) for r in self.conn.execute(
+        return [(r[0], r[1], _loads(r[2], run_id)) for r in self.conn.execute(
             "SELECT round, action, record FROM decisions WHERE run_id = ? ORDER BY id",
             (run_id,))]
 
@@ -240,9 +243,19 @@ def _check_version(conn: sqlite3.Connection, path: Path) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if row is None:
         conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-    elif int(row[0]) != SCHEMA_VERSION:
+    elif row[0] != str(SCHEMA_VERSION):
         raise StoreError(f"{path} has run-store schema {row[0]}; this pragma-ncu reads "
                          f"{SCHEMA_VERSION}")
+
+
+def _loads(text: str, run_id: str) -> Any:
+    """A JSON value the store holds; one that is not JSON (a store written by something
+    else, or damaged) is the store's error, naming the run."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"run {run_id}: the run store holds a record that is not JSON "
+                         f"({exc}); the store is damaged or not pragma-ncu's") from None
 
 
 def _dump(value: Any) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import cast
 
 from pragma_ncu import backends
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
     Progress,
     SpecLike,
@@ -31,7 +32,7 @@ from pragma_ncu.ceilings import (
 )
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import InputError, KernelFailure, NoGPUError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_report
@@ -43,6 +44,7 @@ from pragma_ncu.worker.protocol import TimingConfig
 AnyProfileRun = ProfileRun | CpuRun  # each target's own record of a profiled instance
 
 
+@checked
 def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
           params: dict[str, ParamValue] | None = None, arch: str | None = None,
           timeout: float = 60.0, budget_ms: float = 100.0, pool: PoolRequest | None = None,
@@ -70,6 +72,7 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
             workers.close()
 
 
+@checked
 def profile(spec: SpecLike, *, shape: str | Shape | None = None,
             options: ProfileOptions | None = None, settings: Settings | None = None,
             progress: Progress = quiet) -> AnyProfileRun:
@@ -95,6 +98,7 @@ class Explanation:
         return [d for _, d in self.kernels]
 
 
+@checked
 def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
             ceiling_gbps: float | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
@@ -125,7 +129,8 @@ def _profile_of(path: Path, reader: str, spec: Path | None, shape: str | None,
         run = profile(load(path, spec), shape=shape, options=options, settings=settings,
                       progress=progress)
         if run.profile is None:
-            raise PragmaError(f"cannot explain {path.name}: {run.problem}")
+            kind = run.failure_kind()
+            raise (kind or KernelFailure)(f"cannot explain {path.name}: {run.problem}")
         return run.profile
     return read_report(path, settings, reader)
 
@@ -137,7 +142,7 @@ def _select(found: Profile, name: str | None) -> list[KernelProfile]:
               if name in (k.name, k.mangled, k.display_name) or name in k.display_name]
     if not chosen:
         seen = ", ".join(sorted({k.name for k in found.kernels}))
-        raise PragmaError(f"no kernel matches {name!r}; the report holds: {seen}")
+        raise InputError(f"no kernel matches {name!r}; the report holds: {seen}")
     return chosen
 
 
@@ -157,6 +162,7 @@ class Ceilings:
     datasheet: dict[str, float] = field(default_factory=dict)
 
 
+@checked
 def ceilings(target: str = "cuda", *, refresh: bool = False,
              settings: Settings | None = None) -> Ceilings:
     """A target's ceilings for the roofline, measured once and cached: the GPU's copy
@@ -174,6 +180,7 @@ class Initialized:
     written: tuple[Path, ...]
 
 
+@checked
 def init(kernel: str | Path, *, name: str | None = None, spec_path: Path | None = None,
          reference: str | None = "numpy", force: bool = False) -> Initialized:
     """Draft the spec of `kernel` (one of its kernels, `name`) and a reference stub in

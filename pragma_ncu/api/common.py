@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import cast
 
 from pragma_ncu import backends
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
-from pragma_ncu.errors import PragmaError, SpecError
+from pragma_ncu.errors import InputError, SpecError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
@@ -29,6 +30,7 @@ def settings_or_default(settings: Settings | None) -> Settings:
     return settings if settings is not None else load_settings()
 
 
+@checked
 def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
     beside it), or a .toml spec (naming its kernel)."""
@@ -38,10 +40,11 @@ def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     if path.suffix == ".toml":
         return load_spec(path)
     if not path.is_file():
-        raise PragmaError(f"kernel file not found: {path}")
+        raise InputError(f"kernel file not found: {path}")
     return load_spec(spec_path or spec_path_for(path), path)
 
 
+@checked
 def shapes_of(spec: TaskSpec, wanted: Sequence[str | Shape] | None = None) -> list[Shape]:
     """Shapes by name, as Shape objects, or ad hoc as 'T=4096,d=11008'; all of the spec's when
     none are named (UsageError for `--shape` otherwise)."""

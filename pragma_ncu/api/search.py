@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
     Progress,
     SpecLike,
@@ -19,7 +20,7 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, Session
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import InputError, NoGPUError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search.output import write_results, write_table
@@ -39,11 +40,13 @@ class ShapesResult:
     table: Path | None = None
 
 
+@checked
 def default_out(spec: TaskSpec) -> Path:
     """Where the command writes a search's results: pragma-ncu-autotune/<kernel file stem>."""
     return Path("pragma-ncu-autotune") / spec.source_path.name.split(".")[0]
 
 
+@checked
 def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: str = "auto",
              budget: int = 200, time_budget: float | None = None, top_k: int = 5,
              rounds: int = 2, seed: int = 0, incumbent: dict[str, ParamValue] | None = None,
@@ -72,6 +75,7 @@ def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: st
     return replace(result, files=tuple((k, str(v)) for k, v in written.items()))
 
 
+@checked
 def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
                     strategy: str = "auto", budget: int = 200, time_budget: float | None = None,
                     top_k: int = 5, rounds: int = 2, seed: int = 0,
@@ -108,7 +112,7 @@ def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shap
     names = {s.name for s in chosen}
     checks = [s for s in task.shapes if s.name not in names] if shapes else []
     if not any(p.values for p in task.params):
-        raise PragmaError(f"{task.spec_path} declares no parameter with candidate values "
+        raise InputError(f"{task.spec_path} declares no parameter with candidate values "
                           "([params] NAME = {default = ..., values = [...]})")
     search.resolvable(task, (*chosen, *checks))
     return task, settings, chosen, checks, search.SearchOptions(

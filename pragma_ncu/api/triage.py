@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import Progress, load, quiet, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.knowledge.compendium import load_compendium
@@ -18,6 +19,7 @@ from pragma_ncu.triage.load import is_source, measure_side, read_side
 from pragma_ncu.triage.report import Side, TriageError, TriageReport
 
 
+@checked
 def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRESHOLD_PCT,
            kernel: str | None = None, by_order: bool = False, reader: str = "auto",
            spec: Path | None = None, shape: str | None = None,

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
+from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
     Progress,
     SpecLike,
@@ -25,7 +26,7 @@ from pragma_ncu.api.common import (
 from pragma_ncu.backends.base import PoolRequest, Session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.records import RoundRecord
@@ -59,7 +60,7 @@ class TuneInterrupted(KeyboardInterrupt):
         super().__init__(run_id)
 
 
-class DeviceCheckError(PragmaError):
+class DeviceCheckError(KernelFailure):
     """No device, and the kernel does not even compile: `reason` says why there was no
     device, the message what the compiler said."""
 
@@ -68,6 +69,7 @@ class DeviceCheckError(PragmaError):
         super().__init__(message)
 
 
+@checked
 def llm_config(settings: Settings, model: str | None = None, base_url: str | None = None,
                timeout_s: float = 120.0) -> LLMConfig | None:
     """The coder's LLM: the model and endpoint given, else the settings'; None when there is
@@ -80,6 +82,7 @@ def llm_config(settings: Settings, model: str | None = None, base_url: str | Non
                      timeout_s=timeout_s)
 
 
+@checked
 def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          shapes: Sequence[str | Shape] = (), rounds: int = 5, target: float = 0.9,
          patience: int = 2, budget: int = 200, time_budget: float | None = None,
@@ -93,21 +96,41 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     verified only); `target` is the fraction of the attainable roofline at which to stop.
     `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
-    checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable)."""
+    checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
+    store (and a spec built in Python, written beside it) is created when the run starts:
+    bad input, a missing device or a kernel that does not compile leave nothing behind."""
     settings = settings_or_default(settings)
-    with contextlib.closing(Store.open(store)) as db:
-        run_id: str | None = None
+    with contextlib.ExitStack() as held:
+        def opened() -> Store:
+            return held.enter_context(contextlib.closing(Store.open(store)))
+
         if resume:
+            db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
             task = load(Path(config["kernel"]), Path(config["spec"]))
-        elif spec is None:
-            raise PragmaError("give a spec or a kernel file (or a run to resume)")
-        else:
-            task = load(spec, spec_path)
-            config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
-                             strategy, seed, llm, store)
-        return _run(task, config, run_id, db, store, llm, arch, timeout, pool, settings,
+            return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
+                        settings, progress)
+        if spec is None:
+            raise InputError("give a spec or a kernel file (or a run to resume)")
+        task = load(spec, spec_path)
+        config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
+                         strategy, seed, llm, store)
+
+        def started() -> Store:
+            if isinstance(spec, TaskSpec):
+                _write_spec(task, store)
+            return opened()
+        return _run(task, config, None, started, store, llm, arch, timeout, pool, settings,
                     progress)
+
+
+def _existing(store: Path, opened: Callable[[], Store]) -> Store:
+    """The run store to resume from, which must exist (opening a missing one would create
+    it)."""
+    if not store.is_file():
+        raise InputError(f"no run store at {store} to resume from: `pragma-ncu tune` creates "
+                         "it when a run starts; point --store at the one the run used")
+    return opened()
 
 
 def _config(task: TaskSpec, given: SpecLike | None, shapes: Sequence[str | Shape], rounds: int,
@@ -118,7 +141,7 @@ def _config(task: TaskSpec, given: SpecLike | None, shapes: Sequence[str | Shape
     line too."""
     tuned = [s.name for s in shapes_of(task, shapes)]
     if isinstance(given, TaskSpec):
-        kernel, spec_file = str(task.source_path), str(_written(task, store))
+        kernel, spec_file = str(task.source_path), str(_spec_file(task, store)[0])
     else:
         kernel, spec_file = str(given), str(task.spec_path)
     return {"kernel": kernel, "spec": spec_file, "shapes": tuned, "rounds": rounds,
@@ -126,24 +149,32 @@ def _config(task: TaskSpec, given: SpecLike | None, shapes: Sequence[str | Shape
             "time_budget": time_budget, "seed": seed, "llm": llm.model if llm else "none"}
 
 
-def _written(task: TaskSpec, store: Path) -> Path:
+def _spec_file(task: TaskSpec, store: Path) -> tuple[Path, str]:
+    """Where a spec built in Python is kept beside the store, and its text."""
     text = toml_text(spec_tables(task))
-    path = store.parent / "specs" / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
+    return store.parent / "specs" / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml", text
+
+
+def _write_spec(task: TaskSpec, store: Path) -> None:
+    path, text = _spec_file(task, store)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    return path
 
 
 def _resumed(db: Store, wanted: str) -> tuple[str, dict[str, Any]]:
     run = db.resolve(wanted)
     if run.status == "done":
-        raise PragmaError(f"run {run.id} is already done; see `pragma-ncu trace {run.id}`")
+        raise InputError(f"run {run.id} is already done; see `pragma-ncu trace {run.id}`")
     return run.id, run.config
 
 
-def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None, db: Store, store: Path,
-         llm: LLMConfig | None, arch: str | None, timeout: float, pool: PoolRequest | None,
-         settings: Settings, progress: Progress) -> TuneResult:
+def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
+         start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
+         timeout: float, pool: PoolRequest | None, settings: Settings,
+         progress: Progress) -> TuneResult:
+    """The loop on a connected worker; `start` gives the run store once the device is open
+    (the run starts there). A failure marks the run failed, Ctrl-C interrupted: either is
+    resumed by --resume, from its last finished round (round 0 again when none finished)."""
     options = loop.TuneOptions(
         tuple(config["shapes"]),
         Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
@@ -156,6 +187,7 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None, db: Store, 
         with connected(backend, settings, timeout, pool, progress) as (runner, workers):
             progress(f"starting the {backend.device_word} worker")
             session = backend.open(task, settings, runner, arch=arch, pool=workers)
+            db = start()
             if run_id is None:
                 run_id = db.create_run(task.kernel_name, config["spec"], config,
                                        session.device)
@@ -170,9 +202,10 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None, db: Store, 
             db.set_run_status(run_id, "interrupted")
             raise TuneInterrupted(run_id) from None
         raise
-    except (PragmaError, ValueError) as exc:
+    except Exception as exc:  # any failure: the run stays resumable, never "running"
         if run_id is not None:
-            db.set_run_status(run_id, "failed", {"error": str(exc)})
+            db.set_run_status(run_id, "failed", {"error": str(exc) if isinstance(
+                exc, PragmaError) else f"{type(exc).__name__}: {exc}"})
         raise
     summary = loop.summary(ctx, state)
     db.set_run_status(run_id, "done", summary)

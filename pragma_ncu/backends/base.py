@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from pragma_ncu import task as tasks
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import InputError, PragmaError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
@@ -143,7 +143,7 @@ class ProfileOptions:
     repeats: int = 0
 
 
-class UsageError(PragmaError):
+class UsageError(InputError):
     """Options that do not go together (a GPU option for a CPU kernel, ...); `option` names
     the one at fault where there is one, so the CLI can say so (exit status 2)."""
 
@@ -206,18 +206,18 @@ class Target:
               timing: TimingConfig | None = None, progress: Notice = lambda _: None,
               pool: WorkerPool | None = None) -> Any:
         """Build once, then verify and time at each shape (the target's BenchReport)."""
-        raise PragmaError(f"bench does not run {self.name} kernels")
+        raise UsageError(f"bench does not run {self.name} kernels")
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
                 options: ProfileOptions, progress: Notice = lambda _: None) -> Any:
         """Verify, time and profile one instance with the target's collector (the target's
         own record of the run: its `profile`, `profile_path`, `problem`, `timings`,
-        `device_name`, `params` and `note()`)."""
-        raise PragmaError(f"{self.name} kernels cannot be profiled here")
+        `device_name`, `params`, `note()` and `failure_kind()`)."""
+        raise UsageError(f"{self.name} kernels cannot be profiled here")
 
     def ceilings(self, settings: Settings, refresh: bool = False) -> DeviceCeilings:
         """The device's measured ceilings (cached per device)."""
-        raise PragmaError(f"{self.name} has no measured ceilings")
+        raise UsageError(f"{self.name} has no measured ceilings")
 
     # --- diagnosis ------------------------------------------------------------------------
     def diagnosis(self) -> Rules:

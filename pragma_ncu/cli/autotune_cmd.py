@@ -12,7 +12,7 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
 from pragma_ncu.cli.pool_options import pool_options, pool_progress
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
@@ -92,15 +92,16 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)
-        sys.exit(3)
+        sys.exit(ExitStatus.ENVIRONMENT)
     if per_shape:
         _shapes_out(task, shaped, fmt)
-        sys.exit(0 if all(r.general.winner is not None for r in shaped.results) else 1)
+        sys.exit(ExitStatus.OK if all(r.general.winner is not None for r in shaped.results)
+                 else ExitStatus.VERDICT)
     if fmt == "json":
         emit_json({**result.to_json(), "files": dict(result.files)})
     else:
         _print(result)
-    sys.exit(0 if result.general.winner is not None else 1)
+    sys.exit(ExitStatus.OK if result.general.winner is not None else ExitStatus.VERDICT)
 
 
 def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:

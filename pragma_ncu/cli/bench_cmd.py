@@ -10,6 +10,7 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
 
@@ -79,7 +80,7 @@ def _print_table(report: api.BenchReport) -> None:
 
 def _exit_code(report: api.BenchReport, require_gpu: bool) -> int:
     if not report.build.ok:
-        return 1
+        return ExitStatus.VERDICT
     if report.device is None:
-        return 3 if require_gpu else 0
-    return 0 if report.all_verified else 1
+        return ExitStatus.ENVIRONMENT if require_gpu else ExitStatus.OK
+    return ExitStatus.OK if report.all_verified else ExitStatus.VERDICT

@@ -11,7 +11,7 @@ from tabulate import tabulate
 from pragma_ncu import api
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.cli.common import emit_json, user_errors
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.errors import ExitStatus, NoGPUError
 from pragma_ncu.report.ceilings import ceiling_rows
 
 
@@ -30,12 +30,13 @@ def ceilings(refresh: bool, cpu: bool, fmt: str) -> None:
     bandwidth and FP32 FMA rate over all cores, for C/C++ kernels.
     """
     try:
-        with user_errors(RuntimeError, keep=() if cpu else (NoGPUError,)):
+        with user_errors(RuntimeError, keep=() if cpu else (NoGPUError,),
+                         status=ExitStatus.ENVIRONMENT):
             found = api.ceilings("cpu" if cpu else "cuda", refresh=refresh)
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason} (`pragma-ncu ceilings --cpu` measures this host's)",
                    err=True)
-        sys.exit(3)
+        sys.exit(ExitStatus.ENVIRONMENT)
     if cpu:
         _print_cpu(found.measured, fmt)
     else:

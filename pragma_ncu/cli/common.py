@@ -1,9 +1,12 @@
 """Helpers shared by commands: parsing what the API does not (NAME=VALUE pairs), printing, and
-turning the API's errors into click's (a one-line message, the right exit status)."""
+the exit-code contract every command keeps (errors.ExitStatus, docs/trust.md): the API's errors
+as click's (one line, the status of their kind), and the group that answers whatever a command
+let through the same way, an interrupt with 130 and a bug with 70, never with a traceback."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -13,29 +16,67 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import ExitStatus, PragmaError, exit_status
 from pragma_ncu.spec import ParamValue, TaskSpec
-from pragma_ncu.store import StoreError
+
+
+class CommandError(click.ClickException):
+    """An error as click shows it ("Error: ..." on stderr) with the contract's exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        # click declares exit_code a class variable but reads it from the instance
+        self.exit_code = status  # type: ignore[misc]
+
+
+def click_error(exc: PragmaError) -> click.ClickException:
+    """The contract's answer to a PragmaError: options that do not go together are usage
+    errors naming the option (exit 2); every other error exits with its kind's status."""
+    if isinstance(exc, api.UsageError):
+        if exc.option:
+            return click.BadParameter(str(exc), param_hint=exc.option)
+        return click.UsageError(str(exc))
+    return CommandError(str(exc), exit_status(exc))
 
 
 @contextlib.contextmanager
-def user_errors(*also: type[Exception], keep: tuple[type[Exception], ...] = ()
-                ) -> Iterator[None]:
-    """The API's errors as click's: options that do not go together exit 2 (naming the option
-    where there is one), everything else a PragmaError (or one of `also`) says exits 1; the
-    errors in `keep` pass through for the command to handle."""
+def user_errors(*also: type[Exception], keep: tuple[type[Exception], ...] = (),
+                status: ExitStatus = ExitStatus.INPUT) -> Iterator[None]:
+    """The API's errors as click's (`click_error`); the errors in `also` exit with `status`
+    (bad input unless told); those in `keep` pass through for the command to handle."""
     try:
         yield
     except keep:
         raise
-    except api.UsageError as exc:
-        if exc.option:
-            raise click.BadParameter(str(exc), param_hint=exc.option) from None
-        raise click.UsageError(str(exc)) from None
     except Exception as exc:
-        if isinstance(exc, (PragmaError, StoreError, *also)):
-            raise click.ClickException(str(exc)) from None
+        if isinstance(exc, also):
+            raise CommandError(str(exc), status) from None
+        if isinstance(exc, PragmaError):
+            raise click_error(exc) from None
         raise
+
+
+class ContractGroup(click.Group):
+    """A command group whose commands keep the exit-code contract whatever they let through:
+    a PragmaError exits with its kind's status, Ctrl-C with 130, and anything else (a bug)
+    with 70 and one line saying so; `--traceback` shows a bug's traceback instead."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
+        except PragmaError as exc:
+            raise click_error(exc) from None
+        except Exception as exc:
+            if ctx.params.get("traceback") or getattr(exc, "errno", None) == errno.EPIPE:
+                raise  # click answers a closed pipe itself
+            raise CommandError(f"internal error, a bug in pragma-ncu ({type(exc).__name__}: "
+                               f"{exc}); please report it with the output of `pragma-ncu "
+                               "--traceback ...`", ExitStatus.INTERNAL) from None
 
 
 def load_task(kernel: Path, spec: Path | None) -> TaskSpec:

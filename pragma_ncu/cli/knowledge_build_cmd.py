@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from pragma_ncu.cli.common import emit_json, progress_printer
-from pragma_ncu.errors import LLMUnavailable, PragmaError, ToolchainError
+from pragma_ncu.cli.common import click_error, emit_json, progress_printer
+from pragma_ncu.errors import ExitStatus, LLMUnavailable, PragmaError, ToolchainError
 from pragma_ncu.knowledge.adapters import adapter_names, select_adapters
 from pragma_ncu.knowledge.pipeline import BuildSummary, SourcePlan, build_compendium
 from pragma_ncu.knowledge.sources import CrawlContext
@@ -45,7 +45,8 @@ def build(chip: str, online: bool, no_llm: bool, source_names: tuple[str, ...],
     summarizes every piece with the configured LLM (PRAGMA_NCU_LLM_MODEL, ..._BASE_URL,
     ..._API_KEY) or with deterministic rules; and writes compendium.json and Markdown metric
     documents under the data folder. Work is cached: a rerun redoes only what changed.
-    Progress goes to stderr. Exit status 1 when no source could be read.
+    Progress goes to stderr. Exit status 3 when no source could be read (no ncu install, no
+    perf, nothing online).
     """
     settings = load_settings()
     context, ncu_note = crawl_context(settings, chip, online, ncu_docs, sections)
@@ -57,12 +58,12 @@ def build(chip: str, online: bool, no_llm: bool, source_names: tuple[str, ...],
         summary = build_compendium(settings, SourcePlan(select_adapters(source_names), context),
                                    summarizer, show, jobs=jobs)
     except PragmaError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click_error(exc) from None
     if fmt == "json":
         emit_json(summary.to_json())
     else:
         _print_summary(summary, how)
-    sys.exit(0 if summary.compendium is not None else 1)
+    sys.exit(ExitStatus.OK if summary.compendium is not None else ExitStatus.ENVIRONMENT)
 
 
 def crawl_context(settings: Settings, chip: str, online: bool, ncu_docs: Path | None,

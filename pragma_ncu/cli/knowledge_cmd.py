@@ -8,8 +8,8 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from pragma_ncu.cli.common import emit_json
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.cli.common import CommandError, click_error, emit_json
+from pragma_ncu.errors import ExitStatus, PragmaError
 from pragma_ncu.knowledge import compendium
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.knowledge.docs import render_entry
@@ -24,7 +24,7 @@ def load_compendium() -> Compendium:
     try:
         return compendium.load_compendium(load_settings())
     except PragmaError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click_error(exc) from None
 
 
 @click.group()
@@ -46,8 +46,8 @@ def show(metric: str, fmt: str) -> None:
     if entry is None:
         close = comp.suggest(metric)
         hint = f"; closest: {', '.join(close)}" if close else ""
-        raise click.ClickException(f"no compendium entry for {metric!r}{hint}. "
-                                   "Try `pragma-ncu knowledge search WORDS`.")
+        raise CommandError(f"no compendium entry for {metric!r}{hint}. "
+                           "Try `pragma-ncu knowledge search WORDS`.", ExitStatus.INPUT)
     strategies = _strategies(comp, entry)
     if fmt == "json":
         emit_json({"query": metric, "entry": entry.to_json(),

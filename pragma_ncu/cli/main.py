@@ -8,6 +8,7 @@ from pragma_ncu import __version__
 from pragma_ncu.cli.autotune_cmd import autotune
 from pragma_ncu.cli.bench_cmd import bench
 from pragma_ncu.cli.ceilings_cmd import ceilings
+from pragma_ncu.cli.common import ContractGroup
 from pragma_ncu.cli.doctor_cmd import doctor
 from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.init_cmd import init
@@ -19,14 +20,20 @@ from pragma_ncu.cli.triage_cmd import triage_command
 from pragma_ncu.cli.tune_cmd import tune
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ContractGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pragma-ncu")
-def cli() -> None:
+@click.option("--traceback", is_flag=True,
+              help="Show the Python traceback of an internal error (for a bug report).")
+def cli(traceback: bool) -> None:
     """Make CUDA kernels faster under the guidance of Nsight Compute.
 
     Start with `pragma-ncu doctor` to see what this machine can do, then
     `pragma-ncu bench --kernel examples/silu_and_mul.cu`; for a kernel of your own,
     `pragma-ncu init foo.cu` drafts its spec.
+
+    Exit status of every command: 0 ok; 1 its negative verdict (triage: a regression; bench,
+    profile, autotune, tune: the kernel fails to build or verify); 2 bad input or usage; 3
+    the environment (no GPU, nvcc, ncu, counter permission); 130 interrupted.
     """
 
 

@@ -73,8 +73,9 @@ def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[st
 
     Keeps the .ncu-rep, ncu's log and a normalized profile.json; prints the key metrics and
     the verdict (run `pragma-ncu explain` on the profile.json for the full diagnosis). Exit
-    status: 0 profiled, 1 build, verification or ncu failed, 2 bad input, 3 no GPU,
-    4 timing only (no permission to read GPU counters).
+    status: 0 profiled, 1 the kernel fails (build, verification, a crash under ncu), 2 bad
+    input, 3 the environment (no GPU, no ncu, or timing only: no permission to read GPU
+    counters).
     A C/C++ kernel (.c, .cpp) runs on the CPU and is profiled with Linux perf, or with
     valgrind's cachegrind (simulated counts) where the CPU's counters cannot be read.
     """

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
+from pragma_ncu.cli.common import CommandError, user_errors
+from pragma_ncu.errors import ExitStatus
 from pragma_ncu.report.trace import (
     load_trace,
     render_html,
@@ -16,7 +18,7 @@ from pragma_ncu.report.trace import (
     runs_table,
     trace_json,
 )
-from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.store import DEFAULT_NAME, Store
 
 
 @click.command("trace")
@@ -39,13 +41,10 @@ def trace_command(run: str | None, store_path: Path, fmt: str, output: Path | No
         raise click.UsageError("give a RUN id (a prefix, or 'latest'), or --list")
     # Store.open would create a missing file; reading a trace must not.
     if not store_path.is_file():
-        raise click.ClickException(f"no run store at {store_path}; `pragma-ncu tune` creates "
-                                   "it, or point --store at one")
-    try:
-        with Store.open(store_path) as store:
-            text = _list_text(store, fmt) if list_runs else _trace_text(store, run or "", fmt)
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise CommandError(f"no run store at {store_path}; `pragma-ncu tune` creates it, or "
+                           "point --store at one", ExitStatus.INPUT)
+    with user_errors(), Store.open(store_path) as store:
+        text = _list_text(store, fmt) if list_runs else _trace_text(store, run or "", fmt)
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return

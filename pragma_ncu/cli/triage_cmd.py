@@ -3,7 +3,8 @@ screen for an application of thousands of launches, Markdown for a pull request,
 XML for CI.
 
 Exit status: 0 no regression, 1 a regression beyond --threshold, 2 a usage or input error
-(missing or unreadable side, no kernel in common), so CI pipelines can gate on it.
+(missing or unreadable side, no kernel in common), 3 the environment (a kernel side needs a GPU
+and ncu), so CI pipelines can gate on it; with --format junit an error is an XML document too.
 """
 
 from __future__ import annotations
@@ -14,20 +15,14 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, parse_params, progress_printer
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.cli.common import emit_json, parse_params, progress_printer, user_errors
+from pragma_ncu.errors import exit_status
 from pragma_ncu.store import DEFAULT_NAME
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
-from pragma_ncu.triage.junit import report_junit
+from pragma_ncu.triage.junit import error_junit, report_junit
 from pragma_ncu.triage.overview import DEFAULT_TOP, overview_markdown, overview_text
 from pragma_ncu.triage.render import report_markdown, report_text
-from pragma_ncu.triage.report import EXIT_INPUT, TriageReport
-
-
-class InputError(click.ClickException):
-    """A bad side or an impossible comparison: a one-line message and exit status 2."""
-
-    exit_code = EXIT_INPUT
+from pragma_ncu.triage.report import TriageReport
 
 
 @click.command("triage")
@@ -78,21 +73,32 @@ def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
     source.csv; a timing.json beside them adds repeated timings), run:ID (or run:last) for
     the historical best of a `tune` run (the profile the loop took of it), or a kernel: a .cu
     file with its spec (or a .toml spec), profiled and timed now. Exit status: 0 no
-    regression, 1 a regression beyond --threshold, 2 bad input.
+    regression, 1 a regression beyond --threshold, 2 bad input, 3 the environment (no ncu
+    for a .ncu-rep, no GPU for a kernel side). With --format junit, a triage that cannot
+    be made is an XML document too, one test case with an <error> saying why.
     """
     show = progress_printer(fmt == "text" and sys.stderr.isatty())
-    values = parse_params(params)
     try:
-        report = api.triage(base, new, threshold=threshold, kernel=kernel_name,
-                            by_order=match_by == "order", reader=reader, spec=spec, shape=shape,
-                            params=values, arch=arch, repeats=repeat, out=out, timeout=timeout,
-                            store=store_path, progress=show)
-    except api.UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint=exc.option or None) from None
-    except PragmaError as exc:
-        raise InputError(str(exc)) from None
+        with user_errors():
+            report = api.triage(base, new, threshold=threshold, kernel=kernel_name,
+                                by_order=match_by == "order", reader=reader, spec=spec,
+                                shape=shape, params=parse_params(params), arch=arch,
+                                repeats=repeat, out=out, timeout=timeout, store=store_path,
+                                progress=show)
+    except Exception as exc:
+        if fmt == "junit":  # CI reads the XML: say there why the gate could not run
+            click.echo(error_junit(base, new, *_failure(exc)), nl=False)
+        raise
     _emit(report, fmt, top, show_all, drill=bool(kernel_name))
     sys.exit(report.exit_code)
+
+
+def _failure(exc: Exception) -> tuple[str, int]:
+    """An error's message and the exit status it ends with (the group decides the status of
+    anything but click's own errors, by errors.exit_status)."""
+    if isinstance(exc, click.ClickException):
+        return exc.format_message(), exc.exit_code
+    return f"{type(exc).__name__}: {exc}", exit_status(exc)
 
 
 def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool) -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, progress_printer, user_errors
+from pragma_ncu.cli.common import click_error, emit_json, progress_printer, user_errors
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import tune as tables
 from pragma_ncu.search.strategies import STRATEGIES
@@ -90,15 +91,15 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                               progress=progress_printer(fmt == "table"))
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)
-        raise click.ClickException(str(exc)) from None
+        raise click_error(exc) from None
     except api.TuneInterrupted as exc:
         click.echo(f"\ninterrupted; continue with: pragma-ncu tune --resume {exc.run_id}",
                    err=True)
-        sys.exit(130)
+        sys.exit(ExitStatus.INTERRUPTED)
     if result.no_device is not None:
         click.echo(f"no GPU: {result.no_device}", err=True)
         click.echo(result.message)
-        sys.exit(3 if require_gpu else 0)
+        sys.exit(ExitStatus.ENVIRONMENT if require_gpu else ExitStatus.OK)
     _report(fmt, result)
 
 

@@ -22,7 +22,7 @@ from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import KernelFailure, PragmaError
 from pragma_ncu.loop.side_by_side import (
     Entrant,
     check_everywhere,
@@ -42,7 +42,7 @@ from pragma_ncu.store import Store
 Notice = Callable[[str], None]
 
 
-class TuneError(PragmaError):
+class TuneError(KernelFailure):
     """The run cannot start or go on (e.g. the original kernel fails verification)."""
 
 

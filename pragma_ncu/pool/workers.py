@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import NoGPUError, PragmaError, ToolchainError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.worker.protocol import EvalRequest
 
@@ -26,7 +26,7 @@ MAX_FAILURES = 3  # device failures in a row before the device is dropped
 Notice = Callable[[str], None]
 
 
-class PoolError(PragmaError):
+class PoolError(ToolchainError):
     """The pool cannot run: devices of two models, a worker on the wrong device, or no device
     left."""
 

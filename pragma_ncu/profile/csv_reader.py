@@ -66,12 +66,37 @@ def _rows(text: str) -> list[list[str]]:
 
 def parse_raw(text: str) -> list[dict[str, Any]]:
     """The raw page: a header row, a units row, then one row per profiled kernel."""
-    rows = _rows(text)
+    rows = [row for row in _rows(text) if row]
     if len(rows) < 2 or rows[0][:1] != ["ID"]:
         raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
     header, units = rows[0], rows[1]
+    check_raw_header(header, units)
+    for number, row in enumerate(rows[2:], start=3):
+        check_raw_row(header, row, number)
     return [{"id": row[0], "mangled": row[4], "metrics": raw_metrics(header, units, row)}
-            for row in rows[2:] if len(row) == len(header)]
+            for row in rows[2:]]
+
+
+def check_raw_header(header: Sequence[str], units: Sequence[str]) -> None:
+    """A raw page's header names the fixed columns, then metrics; its second row gives each
+    column's unit (ncu writes it with or without --print-units base)."""
+    if len(header) <= _FIXED_COLUMNS:
+        raise ValueError(f"the raw page's header has {len(header)} columns, no metric after "
+                         f"the {_FIXED_COLUMNS} fixed ones (ID ... CC): not an `ncu --csv "
+                         "--page raw` export")
+    if len(units) != len(header):
+        raise ValueError(f"the raw page's second row (the units) has {len(units)} cells where "
+                         f"the header has {len(header)}: a truncated or edited page; export it "
+                         "again with `ncu --import R --csv --page raw`")
+
+
+def check_raw_row(header: Sequence[str], row: Sequence[str], number: int) -> None:
+    """A launch's row has a cell for every column: a shorter or longer one is a truncated or
+    edited page, whose launches would be misread or silently dropped."""
+    if len(row) != len(header):
+        raise ValueError(f"record {number} of the raw page has {len(row)} cells where the "
+                         f"header has {len(header)}: a truncated or edited page; export it "
+                         "again with `ncu --import R --csv --page raw`")
 
 
 def raw_metrics(header: list[str], units: list[str], row: Sequence[str] | Mapping[int, str],

@@ -116,15 +116,16 @@ class _RawPage:
             if len(lines) >= 2 else ([], [])
         if self.header[:1] != ["ID"]:
             raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
+        csv_reader.check_raw_header(self.header, self.units)
         self.light = [i for i, name in enumerate(self.header) if name in LIGHT_METRICS]
         self.lines: list[str] = []
         self.rows: list[dict[int, str]] = []  # column index -> cell, light columns only
         keep = (0, 4, *self.light)
-        for line in lines[2:]:
+        for number, line in enumerate(lines[2:], start=3):
             row = next(csv.reader([line]))
-            if len(row) == len(self.header):  # a truncated row is skipped, as parse_raw does
-                self.lines.append(line)
-                self.rows.append({i: row[i] for i in keep})
+            csv_reader.check_raw_row(self.header, row, number)
+            self.lines.append(line)
+            self.rows.append({i: row[i] for i in keep})
 
     def row(self, position: int) -> list[str]:
         return next(csv.reader([self.lines[position]]))

@@ -4,18 +4,28 @@ Also reads what `explain` accepts besides `.ncu-rep`, none of which needs ncu: a
 `profile.json` (or `.json.gz`), a raw dump, one CSV page (`ncu --csv` output, the raw or the
 details page, in base or display units, optionally gzipped), or a folder of CSV exports
 (`raw.csv` and/or `details.csv`, optional `source.csv`).
+
+Bad input is answered at this boundary: whatever a reader trips over in a file (a truncated or
+garbled gzip stream, bytes that are not text, JSON of another shape, a CSV row that does not fit
+its header) leaves `read_report` and `read_launches`, and the launches they load later, as one
+ReportError naming the file; a missing ncu is a ToolchainError (the environment, not the file).
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import functools
 import gzip
 import json
 import subprocess
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from pragma_ncu.errors import PragmaError, ToolchainError
+from pragma_ncu.errors import InputError, ToolchainError
 from pragma_ncu.profile import csv_reader, launches, normalize
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
@@ -23,12 +33,55 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.toolchain import NcuInfo, find_ncu
 
 DUMP_TIMEOUT_S = 300
+# What a reader trips over in a malformed file (a truncated gzip stream is an EOFError, a
+# garbled one a zlib.error, a short CSV row an IndexError, a JSON of another shape a KeyError,
+# TypeError or AttributeError, a NUL byte a csv.Error, a JSON nested beyond Python's limit a
+# RecursionError).
+MALFORMED = (ValueError, IndexError, KeyError, TypeError, AttributeError, EOFError, OSError,
+             zlib.error, csv.Error, RecursionError)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class ReportError(PragmaError):
+class ReportError(InputError):
     """A report could not be read by any reader; the message carries each reader's reason."""
 
 
+@contextlib.contextmanager
+def reading(path: Path | str) -> Iterator[None]:
+    """Whatever reading `path` trips over, as one ReportError naming the file and why."""
+    try:
+        yield
+    except (ReportError, ToolchainError):
+        raise
+    except MALFORMED as exc:
+        raise ReportError(f"{path}: cannot read it: {_reason(exc)}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:200]
+    if isinstance(exc, EOFError | zlib.error | gzip.BadGzipFile):
+        return f"a truncated or corrupt gzip file ({text})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not text in UTF-8 ({text})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({text})"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to be a report"
+    return f"not a report this reader knows ({type(exc).__name__}: {text})"
+
+
+def _at_the_boundary(read: Callable[P, R]) -> Callable[P, R]:
+    """A public reader whose bad input leaves it as one ReportError naming the file (its
+    first argument)."""
+    @functools.wraps(read)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        with reading(args[0] if args else "the report"):  # type: ignore[arg-type]
+            return read(*args, **kwargs)
+    return guarded
+
+
+@_at_the_boundary
 def read_report(path: Path, settings: Settings, reader: str = "auto",
                 collection: dict[str, Any] | None = None) -> Profile:
     """A Profile from `path` (.ncu-rep, profile.json, raw dump .json, or a CSV folder)."""
@@ -40,11 +93,13 @@ def read_report(path: Path, settings: Settings, reader: str = "auto",
         return _read_json(path)
     if path.name.endswith((".csv", ".csv.gz")):
         return read_csv_file(path)
+    _check_ncu_rep(path)
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
-        raise ReportError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
-                          "explain a profile.json or a folder of CSV exports instead") from None
+        raise ToolchainError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
+                             "explain a profile.json or a folder of CSV exports instead"
+                             ) from None
     raw, notes = _dump(path, ncu, settings, reader)
     profile = normalize.from_raw(raw, collection, ncu.version)
     if not profile.kernels:
@@ -52,6 +107,17 @@ def read_report(path: Path, settings: Settings, reader: str = "auto",
                           f"written by an ncu newer than {ncu.version}?)")
     return replace(profile, collection={**profile.collection, **({"notes": notes} if notes
                                                                  else {})})
+
+
+ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), an ncu CSV page (.csv, .csv.gz) or a "
+            "folder of them")
+
+
+def _check_ncu_rep(path: Path) -> None:
+    """Only an .ncu-rep goes to ncu: another profiler's report (.nsys-rep, .qdrep), an
+    image or a text file is not one, and saying that ncu is missing would mislead."""
+    if path.suffix != ".ncu-rep":
+        raise ReportError(f"{path}: not a report: expected {ACCEPTED}")
 
 
 def _dump(path: Path, ncu: NcuInfo, settings: Settings, reader: str
@@ -123,10 +189,8 @@ def dump_with_ncu_report(path: Path, python_dir: Path, python: str, *options: st
 
 def _text(path: Path) -> str:
     data = path.read_bytes()
-    try:
+    with reading(path):
         return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise ReportError(f"{path}: not a text file ({exc})") from None
 
 
 def _page(folder: Path, name: str) -> str | None:
@@ -136,6 +200,7 @@ def _page(folder: Path, name: str) -> str | None:
     return None
 
 
+@_at_the_boundary
 def read_csv_folder(folder: Path) -> Profile:
     """A folder of CSV pages exported by `ncu --import R --csv --page raw|details|source`
     (named raw.csv, details.csv, source.csv; gzipped copies with .csv.gz work too). The raw
@@ -147,6 +212,7 @@ def read_csv_folder(folder: Path) -> Profile:
     return _from_pages(raw or "", details or "", _page(folder, "source") or "", str(folder))
 
 
+@_at_the_boundary
 def read_csv_file(path: Path) -> Profile:
     """One exported page: the raw page (every metric) or the details page (summaries and
     rules), told apart by its header, in base or display units."""
@@ -162,7 +228,7 @@ def read_csv_file(path: Path) -> Profile:
 def _from_pages(raw: str, details: str, source: str, where: str) -> Profile:
     try:
         dump = csv_reader.dump_pages(raw, details, source, where)
-    except ValueError as exc:
+    except (ValueError, csv.Error) as exc:
         raise ReportError(f"{where}: {exc}") from None
     profile = normalize.from_raw(dump)
     if not profile.kernels:
@@ -171,24 +237,40 @@ def _from_pages(raw: str, details: str, source: str, where: str) -> Profile:
 
 
 def _read_json(path: Path) -> Profile:
+    """A profile.json (or .json.gz) that `profile` wrote, or a raw dump of ncu_dump."""
     try:
         data = json.loads(_text(path))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path} is not valid JSON: {exc}") from None
     try:
-        if "schema" in data:
+        if isinstance(data, dict) and "schema" in data:
             return profile_from_json(data)
-        if "kernels" in data and "reader" in data:
+        if isinstance(data, dict) and "kernels" in data and "reader" in data:
             return normalize.from_raw(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ReportError(f"{path}: not a pragma-ncu profile ({exc})") from None
-    raise ReportError(f"{path}: neither a profile.json nor a raw dump")
+    except MALFORMED as exc:
+        raise ReportError(f"{path}: not a pragma-ncu profile ({_reason(exc)})") from None
+    raise ReportError(f"{path}: neither a profile.json nor a raw dump (a JSON "
+                      f"{type(data).__name__} without 'schema', or 'kernels' and 'reader')")
 
 
+@_at_the_boundary
 def read_launches(path: Path, settings: Settings, reader: str = "auto") -> Launches:
     """Every launch of a report with only the metrics grouping needs, and the full profile
     of any launch on demand (pragma_ncu.profile.launches): what triage of an application of
-    thousands of launches reads. Accepts what read_report accepts."""
+    thousands of launches reads. Accepts what read_report accepts; the full profiles loaded
+    later answer bad input the same way."""
+    found = _launches(path, settings, reader)
+    return replace(found, load=_guarded_loader(path, found.load))
+
+
+def _guarded_loader(path: Path, load: launches.Loader) -> launches.Loader:
+    def guarded(wanted: tuple[int, ...]) -> tuple[KernelProfile, ...]:
+        with reading(path):
+            return load(wanted)
+    return guarded
+
+
+def _launches(path: Path, settings: Settings, reader: str) -> Launches:
     if not path.exists():
         raise ReportError(f"no such report: {path}")
     if path.is_dir():
@@ -203,13 +285,14 @@ def read_launches(path: Path, settings: Settings, reader: str = "auto") -> Launc
         if kind == "raw":
             return _csv_launches(_text(path), "", "", str(path))
         return Launches.of(read_csv_file(path))
+    _check_ncu_rep(path)
     return _report_launches(path, settings, reader)
 
 
 def _csv_launches(raw: str, details: str, source: str, where: str) -> Launches:
     try:
         found = launches.csv_launches(raw, details, source, where)
-    except ValueError as exc:
+    except (ValueError, csv.Error) as exc:
         raise ReportError(f"{where}: {exc}") from None
     if not found.profile.kernels:
         raise ReportError(f"{where}: the CSV pages list no kernel")
@@ -222,8 +305,8 @@ def _report_launches(path: Path, settings: Settings, reader: str) -> Launches:
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
-        raise ReportError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
-                          "give a profile.json or a folder of CSV exports instead") from None
+        raise ToolchainError(f"reading {path.name} needs Nsight Compute: {exc}. Without ncu, "
+                             "give a profile.json or a folder of CSV exports instead") from None
     notes: list[str] = []
     if reader in ("auto", "ncu_report") and ncu.python_dir is not None:
         light, why = dump_with_ncu_report(path, ncu.python_dir, settings.python, "--light",

@@ -10,11 +10,10 @@ from tabulate import tabulate
 
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.backends.cpu.profiling import CpuRun
-from pragma_ncu.backends.cuda.collect import CollectStatus
 from pragma_ncu.backends.cuda.profiling import ProfileRun
+from pragma_ncu.errors import ExitStatus, exit_status
 from pragma_ncu.knowledge.compendium import Compendium
 
-EXIT_NO_COUNTERS = 4
 KEY_METRICS = (
     ("duration", "gpu__time_duration.sum"),
     ("DRAM throughput", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
@@ -31,15 +30,11 @@ KEY_METRICS = (
 
 
 def exit_code(run: ProfileRun | CpuRun) -> int:
-    """0 profiled, 3 no GPU, 4 timing only (no permission to read the counters), else 1 (a
-    CPU run that fails raises instead)."""
-    if isinstance(run, CpuRun) or run.profile is not None:
-        return 0
-    if run.build.ok and run.device is None:
-        return 3
-    if run.collection is not None and run.collection.status is CollectStatus.NO_PERMISSION:
-        return EXIT_NO_COUNTERS
-    return 1
+    """0 profiled; else the status of what stopped it (errors.exit_status): 1 the kernel fails
+    (build, verification, a crash under ncu), 3 the environment (no GPU, no ncu, no permission
+    to read the counters: timing only). A CPU run that fails raises instead."""
+    kind = run.failure_kind()
+    return ExitStatus.OK if kind is None else exit_status(kind)
 
 
 def run_json(run: ProfileRun) -> dict[str, object]:

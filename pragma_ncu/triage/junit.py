@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from pragma_ncu.errors import ExitStatus
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.overview import change_text, duration_text, headline, signed_duration
 from pragma_ncu.triage.report import REGRESSION, GroupTriage, TriageReport
@@ -37,6 +38,28 @@ def report_junit(report: TriageReport) -> str:
         ET.SubElement(properties, "property", {"name": name, "value": value})
     suite.extend(cases)
     ET.SubElement(suite, "system-out").text = "\n".join(headline(report) + list(report.notes))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def error_junit(base: str, new: str, message: str, status: int) -> str:
+    """The XML of a triage that could not be made (a side it cannot read, nothing in common,
+    no GPU for a kernel side): one test case with an <error> holding the message, so that a
+    CI system shows why the gate did not run instead of a missing or empty file."""
+    kinds: dict[int, str] = {ExitStatus.INPUT: "input", ExitStatus.ENVIRONMENT: "environment"}
+    kind = kinds.get(status, "internal")
+    counts = {"tests": "1", "failures": "0", "errors": "1", "time": _seconds(0.0)}
+    root = ET.Element("testsuites", {"name": SUITE, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": f"{SUITE}: {base} vs {new}", **counts,
+                                              "skipped": "0"})
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("exit_code", str(status)), ("base", base), ("new", new)):
+        ET.SubElement(properties, "property", {"name": name, "value": value})
+    case = ET.SubElement(suite, "testcase", {"classname": "triage.input",
+                                             "name": "read and compare BASE and NEW",
+                                             "time": _seconds(0.0)})
+    first = message.splitlines()[0] if message else kind
+    ET.SubElement(case, "error", {"message": first, "type": kind}).text = message
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -20,7 +20,6 @@ Repeated timings travel in a `timing.json` beside the profile: `<stem>.timing.js
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -29,12 +28,10 @@ from typing import Any
 
 from pragma_ncu import backends
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.errors import PragmaError
-from pragma_ncu.profile import normalize
+from pragma_ncu.errors import KernelFailure, PragmaError, ToolchainError
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import Launches
-from pragma_ncu.profile.profiles import Profile, profile_from_json
-from pragma_ncu.profile.read import read_launches
+from pragma_ncu.profile.read import MALFORMED, read_launches
 from pragma_ncu.records import RoundRecord
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec, source_suffixes
@@ -72,14 +69,22 @@ def read_side(target: str, label: str, settings: Settings, reader: str = "auto",
             kind, source = _kind(path), path
     except TriageError:
         raise  # already names the side and the file
-    except (PragmaError, OSError, ValueError) as exc:
-        raise TriageError(f"{label} {path}: {exc}") from None
+    except ToolchainError as exc:  # the environment's (no ncu for a .ncu-rep): exit 3
+        raise ToolchainError(_named(label, path, exc)) from None
+    except (PragmaError, *MALFORMED) as exc:
+        raise TriageError(_named(label, path, exc)) from None
     if not launches.profile.kernels:
         raise TriageError(f"{label} {path}: the profile holds no kernel")
     launches, notes = _demangled(launches, settings)
     sidecar = timing_path(source if source.is_file() else path)
     timings = read_timings(sidecar) if sidecar is not None else ()
     return Side(str(path), kind, launches.profile, timings, notes, launches)
+
+
+def _named(label: str, path: Path, exc: Exception) -> str:
+    """The side's label before a reader's message, and the file where it does not name it."""
+    text = str(exc)
+    return f"{label}: {text}" if text.startswith(str(path)) else f"{label} {path}: {text}"
 
 
 def _demangled(launches: Launches, settings: Settings) -> tuple[Launches, tuple[str, ...]]:
@@ -102,19 +107,9 @@ def _kind(path: Path) -> str:
 
 
 def _read_file(path: Path, label: str, settings: Settings, reader: str) -> Launches:
-    if path.name.endswith(".json.gz"):
-        return Launches.of(_from_json(json.loads(gzip.decompress(path.read_bytes())), path))
-    if path.suffix in (".json", ".ncu-rep"):
+    if path.name.endswith((".json", ".json.gz", ".ncu-rep")):
         return read_launches(path, settings, reader)
     raise TriageError(f"{label} {path}: not a report: expected {ACCEPTED}")
-
-
-def _from_json(data: Any, path: Path) -> Profile:
-    if isinstance(data, dict) and "schema" in data:
-        return profile_from_json(data)
-    if isinstance(data, dict) and "kernels" in data and "reader" in data:
-        return normalize.from_raw(data)
-    raise ValueError(f"{path.name}: neither a profile.json nor a raw dump")
 
 
 def _read_folder(folder: Path, settings: Settings, reader: str) -> tuple[Launches, str, Path]:
@@ -152,8 +147,9 @@ def read_timings(path: Path) -> tuple[Timing, ...]:
         if not isinstance(data, dict) or data.get("schema") != TIMING_SCHEMA:
             raise ValueError(f"expected {{'schema': {TIMING_SCHEMA}, 'timings': [...]}}")
         return tuple(timing_from_json(t, str(path.name)) for t in data["timings"])
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise TriageError(f"{path}: not a usable timing.json ({exc})") from None
+    except MALFORMED as exc:
+        raise TriageError(f"{path}: not a usable timing.json ({type(exc).__name__}: {exc})"
+                          ) from None
 
 
 def write_timings(path: Path, timings: tuple[Timing, ...], **info: Any) -> None:
@@ -182,6 +178,9 @@ def run_side(target: str, label: str, settings: Settings, store: Path) -> Side:
             records = [RoundRecord.from_json(r) for _, _, r in db.decisions(run.id)]
     except StoreError as exc:
         raise TriageError(f"{label} {target}: {exc}") from None
+    except MALFORMED as exc:  # a record the store holds that is not a round's
+        raise TriageError(f"{label} {target}: the run store's records of this run cannot be "
+                          f"read ({type(exc).__name__}: {exc})") from None
     best = records[-1].best_after if records else None
     if best is None:
         raise TriageError(f"{label} {target}: run {run.id} finished no round yet")
@@ -198,6 +197,13 @@ def run_side(target: str, label: str, settings: Settings, store: Path) -> Side:
     return Side(target, "run", launches.profile, (), (note,), launches)
 
 
+def _side_error(kind: type[PragmaError], message: str) -> PragmaError:
+    """A side measured now that fails: the environment's failure stays one (exit 3); a
+    kernel that does not build or verify is a side triage cannot compare (exit 2), never a
+    regression."""
+    return ToolchainError(message) if issubclass(kind, ToolchainError) else TriageError(message)
+
+
 def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
                  options: ProfileOptions, progress: Progress = lambda _: None,
                  out_dir: Path = Path("pragma-ncu-triage")) -> Side:
@@ -211,9 +217,11 @@ def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
         run = target.profile(spec, shape, settings, replace(options, out_dir=out),
                              lambda message: progress(f"{label}: {message}"))
     except PragmaError as exc:
-        raise TriageError(f"{label}: {exc}") from None
+        raise _side_error(type(exc), f"{label}: {exc}") from None
     if run.profile is None:
-        raise TriageError(f"{label}: cannot profile {spec.source_path}: {run.problem}")
+        kind = run.failure_kind()
+        raise _side_error(kind or KernelFailure,
+                          f"{label}: cannot profile {spec.source_path}: {run.problem}")
     timing = Timing(run.profile.kernels[0].name, tuple(run.timings), "measured now")
     write_timings(out / "timing.json", (timing,), shape=shape.name, params=run.params,
                   device=run.device_name)

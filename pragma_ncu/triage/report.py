@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.diagnose.findings import Evidence
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import ExitStatus, InputError
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.stats import TimingStats
@@ -19,11 +19,11 @@ from pragma_ncu.triage.match import GroupMatch
 
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 ADDED, REMOVED = "added", "removed"
-EXIT_OK, EXIT_REGRESSION, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_REGRESSION, EXIT_INPUT = ExitStatus.OK, ExitStatus.VERDICT, ExitStatus.INPUT
 TIMING_SCHEMA = 1
 
 
-class TriageError(PragmaError):
+class TriageError(InputError):
     """The inputs cannot be compared (unreadable side, no common kernel, no duration, ...);
     the CLI exits 2 with this message."""
 

@@ -46,7 +46,7 @@ def test_a_spec_without_candidates_is_a_clear_error(tmp_path: Path) -> None:
                                 "BLOCK = 256"))
     (tmp_path / "silu_and_mul.cu").write_text((ROOT / "examples" / "silu_and_mul.cu").read_text())
     result = _invoke(tmp_path, "--kernel", str(tmp_path / "silu_and_mul.cu"))
-    assert result.exit_code == 1 and "declares no parameter" in result.output
+    assert result.exit_code == 2 and "declares no parameter" in result.output
 
 
 def test_equal_times_keep_the_incumbent_and_the_best_kernel_compiles(tmp_path: Path) -> None:

@@ -74,14 +74,14 @@ def test_bad_spec_names_the_field(run, tmp_path: Path) -> None:  # type: ignore[
     (tmp_path / "k.toml").write_text(
         (ROOT / "examples" / "faults" / "scale.toml").read_text().replace('"fp32"', '"fp17"', 1))
     result = run("bench", "--kernel", str(src))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input
     assert "args[0].dtype" in result.output and "fp16" in result.output
     assert "Traceback" not in result.output
 
 
 def test_missing_kernel_and_unknown_shape(run) -> None:  # type: ignore[no-untyped-def]
     missing = run("bench", "--kernel", "nowhere/foo.cu")
-    assert missing.exit_code == 1 and "kernel file not found" in missing.output
+    assert missing.exit_code == 2 and "kernel file not found" in missing.output
     shape = run("bench", "--kernel", str(ROOT / "examples" / "silu_and_mul.cu"),
                 "--shape", "llama-9000")
     assert shape.exit_code == 2 and "llama-7b" in shape.output

@@ -30,7 +30,7 @@ def test_init_then_fill_the_placeholders_then_bench_compiles(
     assert "to fill (9)" in drafted.output
     spec = Path("masked_bias_scale.toml")
     unfilled = runner.invoke(cli, ["bench", "--kernel", str(kernel)], env=env)
-    assert unfilled.exit_code == 1 and "9 left" in unfilled.output
+    assert unfilled.exit_code == 2 and "9 left" in unfilled.output  # bad input
     spec.write_text(fill(spec.read_text(), MASKED_BIAS_SCALE))
     # The committed example is exactly this: the draft with its placeholders filled.
     assert spec.read_text() == (EXAMPLE / "masked_bias_scale.toml").read_text()

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from pragma_ncu.backends.cuda import session
 from pragma_ncu.cli.main import cli
 from pragma_ncu.errors import NoGPUError
+from pragma_ncu.store import Store
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,9 +53,10 @@ def test_a_kernel_that_does_not_compile_is_a_clear_error(no_gpu: Path) -> None:
 
 
 def test_resume_of_an_unknown_run_is_a_clear_error(no_gpu: Path) -> None:
+    Store.open(no_gpu / "runs.sqlite").close()
     res = CliRunner().invoke(cli, ["tune", "--resume", "nope", "--store",
                                    str(no_gpu / "runs.sqlite")])
-    assert res.exit_code == 1 and "no run 'nope'" in res.output
+    assert res.exit_code == 2 and "no run 'nope'" in res.output
 
 
 def test_no_kernel_and_no_resume_is_a_usage_error(no_gpu: Path) -> None:

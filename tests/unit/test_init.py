@@ -244,11 +244,11 @@ def test_init_writes_refuses_to_overwrite_and_forces(tmp_path: Path) -> None:
     assert spec.is_file() and ref.is_file()
     spec.write_text("# mine\n")
     again = runner.invoke(cli, ["init", str(kernel)])
-    assert again.exit_code == 1 and "nothing was written" in again.output
+    assert again.exit_code == 2 and "nothing was written" in again.output  # bad input
     assert "Traceback" not in again.output and spec.read_text() == "# mine\n"
     ref_only = tmp_path / "k.toml"
     ref_only.unlink()
-    assert runner.invoke(cli, ["init", str(kernel)]).exit_code == 1  # the stub exists
+    assert runner.invoke(cli, ["init", str(kernel)]).exit_code == 2  # the stub exists
     assert not ref_only.exists()
     forced = runner.invoke(cli, ["init", str(kernel), "--force"])
     assert forced.exit_code == 0 and spec.read_text().startswith("# Spec of k")
@@ -257,7 +257,7 @@ def test_init_writes_refuses_to_overwrite_and_forces(tmp_path: Path) -> None:
 def test_init_cli_errors_and_options(tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(cli, ["init", str(tmp_path / "none.cu")])
-    assert missing.exit_code == 1 and "kernel file not found" in missing.output
+    assert missing.exit_code == 2 and "kernel file not found" in missing.output
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k(float* y) { y[0] = 1; }")
     other = tmp_path / "specs" / "mine.toml"

@@ -48,7 +48,7 @@ def test_show_markdown(data_dir: Path) -> None:
 
 def test_show_unknown_metric_suggests_names(data_dir: Path) -> None:
     result = run(data_dir, "show", "dram__throughputt.avg.pct_of_peak_sustained_elapsed")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a name it does not know: bad input
     assert "no compendium entry" in result.output
     assert "dram__throughput" in result.output
     assert "Traceback" not in result.output
@@ -95,7 +95,7 @@ def test_broken_generated_compendium_is_a_clean_error(data_dir: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "compendium.json").write_text("{")
     result = run(data_dir, "search", "dram")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a bad file: bad input
     assert "compendium.json" in result.output and "Traceback" not in result.output
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pragma_ncu.profile import ncu_dump
+from pragma_ncu.profile.csv_reader import dump_pages
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import LIGHT_METRICS, csv_launches
 from pragma_ncu.profile.read import ReportError, read_csv_file, read_csv_folder, read_launches
@@ -65,13 +66,17 @@ def test_a_raw_page_file_alone_and_bad_pages(tmp_path):
         read_launches(tmp_path / "empty", load_settings())
 
 
-def test_a_truncated_row_is_skipped_as_the_whole_read_skips_it():
+def test_a_truncated_row_is_an_error_naming_it_in_both_reads():
+    """A launch silently dropped would change what triage judges: both reads refuse the
+    page and say which record is short."""
     text = page(CORPUS, "raw")
     lines = text.splitlines()
     cut = "\n".join([*lines[:3], lines[3][: len(lines[3]) // 2], *lines[4:]])
-    launches = csv_launches(cut, "")
-    assert len(launches.profile.kernels) == 46
-    assert launches.full([1])[1].name == launches.profile.kernels[1].name
+    with pytest.raises(ValueError, match="record 4 of the raw page has .* cells where the "
+                       "header has 566"):
+        csv_launches(cut, "")
+    with pytest.raises(ValueError, match="record 4 of the raw page"):
+        dump_pages(cut, "")
 
 
 # --- ncu_report's two passes, on a fake module ---------------------------------------------------

@@ -17,6 +17,7 @@ from pragma_ncu.backends.cuda.diagnosis import signals as sig
 from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITY_LIST
 from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose.cite import metric_names
+from pragma_ncu.errors import ToolchainError
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import ReportError, read_csv_folder, read_report
@@ -138,13 +139,13 @@ def test_bad_inputs_say_what_is_wrong(tmp_path):
     with pytest.raises(ReportError, match="not an ncu CSV raw or details page"):
         read_report(tmp_path / "page.csv", load_settings())
     (tmp_path / "bin.csv.gz").write_bytes(b"\x00\x01 not gzip")
-    with pytest.raises(ReportError, match="not a text file"):
+    with pytest.raises(ReportError, match="a truncated or corrupt gzip file"):
         read_report(tmp_path / "bin.csv.gz", load_settings())
 
 
 def test_ncu_rep_without_ncu_says_how_to_proceed(tmp_path):
     settings = load_settings().with_(ncu=None)
-    with pytest.raises(ReportError, match="needs Nsight Compute"):
+    with pytest.raises(ToolchainError, match="needs Nsight Compute"):  # the environment's
         read_report(FIXTURES / "silu_and_mul" / "report.ncu-rep", settings)
 
 

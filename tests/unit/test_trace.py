@@ -308,11 +308,11 @@ def test_cli_list_of_an_empty_store(store_path: Path) -> None:
 def test_cli_errors_are_messages_not_tracebacks(store_path: Path, run_id: str,
                                                 tmp_path: Path) -> None:
     result = _invoke("nope", "--store", str(store_path))
-    assert result.exit_code == 1 and "Error: no run 'nope'" in result.output
+    assert result.exit_code == 2 and "Error: no run 'nope'" in result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
     missing = tmp_path / "missing.sqlite"
     result = _invoke("latest", "--store", str(missing))
-    assert result.exit_code == 1 and "no run store at" in result.output
+    assert result.exit_code == 2 and "no run store at" in result.output
     assert not missing.exists()
     result = _invoke("--store", str(store_path))
     assert result.exit_code == 2 and "--list" in result.output

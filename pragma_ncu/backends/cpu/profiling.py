@@ -22,7 +22,7 @@ from pragma_ncu.backends.cpu.collect import (
 )
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
 from pragma_ncu.build import BuildCache, BuildResult
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import KernelFailure, PragmaError, ToolchainError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.runner import HostInfo, Runner
@@ -34,8 +34,8 @@ from pragma_ncu.stats import TimingStats
 Progress = Callable[[str], None]
 
 
-class CpuRunError(PragmaError):
-    """The kernel could not be built, was wrong, or could not be profiled."""
+class CpuRunError(KernelFailure):
+    """The kernel could not be built or was wrong (the command's verdict on it)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ class CpuRun:
     @property
     def device_name(self) -> str:
         return self.host.name
+
+    def failure_kind(self) -> type[PragmaError] | None:
+        """None: a CPU run that fails raises instead of returning (ProfileRun's counterpart)."""
+        return None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -103,7 +107,7 @@ def profile_build(spec: TaskSpec, point: dict[str, ParamValue], shape: Shape,
     without the host-specific flags and profiled instead, and the profile says so."""
     assert built.cubin_path is not None and built.symbol is not None
     if settings.cc is None:
-        raise CpuRunError("no C compiler for the profiling driver: install gcc or set CC")
+        raise ToolchainError("no C compiler for the profiling driver: install gcc or set CC")
     task = spec.resolve(shape, point)
     source = str(spec.source_path.resolve())
 

@@ -21,7 +21,6 @@ from pragma_ncu.backends.base import (
 from pragma_ncu.backends.cpu.profiling import CpuRun
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import PragmaError
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.runner import HostInfo, Runner
@@ -70,7 +69,7 @@ class CpuTarget(Target):
               *, params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Notice = lambda _: None,
               pool: WorkerPool | None = None) -> None:
-        raise PragmaError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
+        raise UsageError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
                           "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
                           "and times it")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
-from pragma_ncu.backends.cuda.collect import Collection, CollectRequest, collect
+from pragma_ncu.backends.cuda.collect import Collection, CollectRequest, CollectStatus, collect
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ceiling_for
-from pragma_ncu.errors import NoGPUError, PragmaError, ToolchainError
+from pragma_ncu.errors import KernelFailure, NoGPUError, PragmaError, ToolchainError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.profile.read import ReportError, read_report
@@ -63,6 +63,20 @@ class ProfileRun:
     def note(self) -> str:
         """What was done, for a triage side measured now."""
         return f"profiled and timed now at {self.shape.name}"
+
+    def failure_kind(self) -> type[PragmaError] | None:
+        """What kind of error stopped the run before its profile (None: it was profiled): the
+        kernel's (it does not compile, fails verification, or dies under ncu's replay:
+        KernelFailure) or the environment's (no GPU, no ncu, no counter permission, ncu
+        failing or timing out, a report it wrote that cannot be read: ToolchainError)."""
+        if self.profile is not None:
+            return None
+        if not self.build.ok or (self.measurement is not None
+                                 and self.measurement.status is not Status.OK):
+            return KernelFailure
+        if self.collection is not None and self.collection.status is CollectStatus.CRASH:
+            return KernelFailure
+        return ToolchainError
 
 
 def default_out_dir(spec: TaskSpec, shape: Shape) -> Path:
@@ -150,6 +164,6 @@ def time_again(run: ProfileRun, settings: Settings, runner: Runner, repeats: int
         progress(f"timing run {i + 1} of {repeats}")
         m = runner.evaluate(run.request)
         if m.status is not Status.OK or m.timing is None:
-            raise PragmaError(f"timing {run.spec.source_path} failed: {m.message}")
+            raise KernelFailure(f"timing {run.spec.source_path} failed: {m.message}")
         found.append(m)
     return replace(run, repeats=tuple(found))

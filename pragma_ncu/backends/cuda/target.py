@@ -19,7 +19,7 @@ from pragma_ncu.backends.cuda.bench import BenchReport
 from pragma_ncu.backends.cuda.profiling import ProfileRun
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import NoGPUError, PragmaError
+from pragma_ncu.errors import KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.runner import DeviceInfo, Runner
@@ -92,7 +92,7 @@ class CudaTarget(Target):
                                           render_dir=settings.cache_dir / "rendered"),
                       find_nvcc(settings), BuildCache(settings.cache_dir / "build"))
         if not built.ok:
-            raise PragmaError(f"{spec.source_path} does not compile at its defaults:\n"
+            raise KernelFailure(f"{spec.source_path} does not compile at its defaults:\n"
                               f"{built.log}")
         regs = built.resources.registers if built.resources else "?"
         return (f"{spec.kernel_name}: compiles for {built.arch} at its defaults ({regs} "

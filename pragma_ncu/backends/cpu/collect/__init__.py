@@ -29,7 +29,7 @@ from pragma_ncu.backends.cpu.collect.normalize import (
     from_cachegrind,
     from_perf,
 )
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.errors import ToolchainError
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.spec import ResolvedTask
 
@@ -58,7 +58,7 @@ class Completed(Protocol):
 Run = Callable[[Sequence[str], float, Path | None], Completed]  # (argv, timeout_s, cwd)
 
 
-class CpuProfileError(PragmaError):
+class CpuProfileError(ToolchainError):
     """A CPU kernel could not be profiled: no collector, a driver that does not compile, a
     collector that failed, or output that is empty or corrupt. The message says which."""
 
