@@ -25,6 +25,7 @@ from pragma_ncu.backends.cuda.diagnosis.signals import (
     Signals,
     occupancy_limiter,
 )
+from pragma_ncu.diagnose.causality import NEAR_CEILING
 from pragma_ncu.diagnose.findings import Evidence, Finding
 
 Detector = Callable[[Signals], Finding | None]
@@ -32,7 +33,13 @@ Detector = Callable[[Signals], Finding | None]
 PRACTICAL_DRAM = 0.85  # a large copy reaches ~85-88% of ncu's DRAM peak (H200: 4.1-4.2 of 4.8 TB/s)
 AT_ROOFLINE = 0.90  # of the practical ceiling: what a copy of the same bytes would reach
 BUSY = 0.60  # a unit above 60% of its peak is where the time goes, below it latency shows
+# ... but it is "the bound" only near its peak (NEAR_CEILING, 80%): between the two it carries
+# the time while something else (what the stalls name, where the report has them) holds the rest
+WAITING = 0.5  # half the stalls waiting on memory, dependencies or barriers: latency holds it
 SHORT_NS, FADE_NS = 5_000.0, 10_000.0  # ~2x a launch's own latency; beyond 10 µs it fades out
+# No launch is shorter, however little it does: the shortest of every recording (an H200, a
+# 2-block fill in tests/fixtures/apps/torch_block: 1.89 µs; the corpus' tiny kernels 2.4 µs)
+LAUNCH_FLOOR_NS = 1_888.0
 IDEAL_WAVEFRONTS = 4.0  # L1 wavefronts per request of a coalesced 16-byte access (the widest)
 SHARED_ONLY_L2 = 0.05  # L2 traffic below 5% of the L1's: the L1 work is shared memory
 
@@ -93,8 +100,10 @@ def l2_bandwidth(sig: Signals) -> Finding | None:
     if not sig.has("l2") or sig.per_active("l2") < BUSY or not sig.l2_serves_its_own():
         return None
     useful = (1 - global_waste_share(sig)) * (1 - local_fraction(sig))
-    return _f("l2_bandwidth", "L2-bandwidth-bound: data served from L2 at its limit",
-              l2 * useful,
+    title = ("L2-bandwidth-bound: data served from L2 at its limit"
+             if sig.per_active("l2") >= NEAR_CEILING else
+             "L2-bandwidth-heavy, below its peak: data served from L2")
+    return _f("l2_bandwidth", title, l2 * useful,
               f"L2 runs at {l2:.0%} of its peak while DRAM runs at {dram:.0%}: the kernel re-reads "
               "data that stays in L2 (or moves local-memory or wasted sector traffic). Reuse it "
               "from registers or shared memory (tiling) so each byte crosses L2 once.",
@@ -344,7 +353,8 @@ def compute(sig: Signals) -> Finding | None:
         return None
     bottleneck = PIPES[pipe]
     at_roof = busy >= AT_ROOFLINE and sig.lanes >= 0.9
-    title = f"Compute-bound on the {pipe} pipe" + (", at the roofline" if at_roof else "")
+    title = (f"Compute-bound on the {pipe} pipe" + (", at the roofline" if at_roof else "")
+             if busy >= NEAR_CEILING else f"Compute-heavy on the {pipe} pipe, below its peak")
     return _f(bottleneck, title, busy * sig.lanes * sig.active,
               f"The {pipe} pipe is busy {busy:.0%} of the active cycles. "
               + ("It runs near its peak: only fewer or cheaper instructions for the same result "
@@ -356,14 +366,37 @@ def compute(sig: Signals) -> Finding | None:
 
 
 def issue_bound(sig: Signals) -> Finding | None:
-    issue = sig.get("issue")
-    if issue is None or issue < 0.8 or sig.top_pipe()[1] >= BUSY:
-        return None
-    return _f("instruction_issue", "Instruction-issue-bound", issue * sig.active,
-              f"Schedulers issue on {issue:.0%} of active cycles with no single pipe saturated: "
-              "the kernel executes too many instructions. Remove index arithmetic, use vector "
-              "loads, unroll.", (sig.ev("issue", "", 100, "%"),
-                                 sig.ev_metric("smsp__inst_executed.sum")))
+    """The SM side carries the time with no pipe busy: the schedulers issue on most active
+    cycles (or ncu's SM throughput, the busiest of the SM's sub-units, is high). Near the peak
+    the kernel is issue-bound; between BUSY and the peak it is busy but not saturated, and the
+    stalls (where the report has them) say what holds the rest."""
+    issue, sm = sig.get("issue"), sig.per_active("sm") if sig.has("sm") else None
+    level = max((v for v in (issue, sm) if v is not None), default=0.0)
+    pipe, busy = sig.top_pipe()
+    if level < BUSY or busy >= BUSY or max(sig.val("l1"), sig.val("pipe_LSU")) >= level:
+        return None  # a pipe, or the L1 side, is the busier: its own finding speaks for it
+    evidence = (sig.ev("issue", "", 100, "%"), sig.ev("sm", "", 100, "%"),
+                sig.ev_metric("smsp__inst_executed.sum"))
+    if (issue or 0.0) >= NEAR_CEILING:
+        return _f("instruction_issue", "Instruction-issue-bound", level * sig.active,
+                  f"Schedulers issue on {issue:.0%} of active cycles with no single pipe "
+                  "saturated: the kernel executes too many instructions. Remove index "
+                  "arithmetic, use vector loads, unroll.", evidence)
+    top = sig.stalls.top(1) if sig.stalls else []
+    rest = (f"Warps stall mostly on {top[0][0].replace('_', ' ')}." if top else
+            "This collection has no warp-state statistics to say what holds the rest (see "
+            "what was not assessed).")
+    shown = ", ".join(f"{name} {value:.0%}" for name, value in
+                      (("issue slots", issue), ("SM throughput", sm)) if value is not None)
+    near = level >= NEAR_CEILING  # ncu's SM throughput near its peak, the issue rate not
+    return _f("instruction_issue", (f"SM-bound ({shown}), no pipe saturated" if near else
+                                    f"SM side busy below its peak ({shown})"),
+              level * sig.active,
+              f"The SM side carries the time ({shown} while the SMs are active) with no pipe "
+              f"near its peak (busiest: {pipe or 'none collected'} at {busy:.0%})"
+              + ("." if near else f", yet below the rate the SM sustains. {rest}")
+              + " Fewer instructions per element (index arithmetic, vector loads, unrolling) "
+              "shorten it either way.", evidence)
 
 
 def memory_latency(sig: Signals) -> Finding | None:
@@ -381,13 +414,20 @@ def memory_latency(sig: Signals) -> Finding | None:
 
 
 def latency_bound(sig: Signals) -> Finding | None:
-    if not (sig.has("sm") and (sig.has("dram") or sig.has("l1"))) or sig.exposure < 1 - BUSY:
+    """No unit busy: warps wait. Where the stalls say they mostly wait (on memory, a
+    dependency, a barrier), a unit busy below its peak does not carry the time either."""
+    if not (sig.has("sm") and (sig.has("dram") or sig.has("l1"))):
         return None  # without the speed-of-light figures idleness cannot be told
+    waits = sig.stalls.waiting if sig.stalls else 0.0
+    if sig.exposure < (1 - NEAR_CEILING if waits >= WAITING else 1 - BUSY):
+        return None
     unit, busy = sig.busiest()
     top = sig.stalls.top(1) if sig.stalls else []
     why = (f"Warps mostly stall on {top[0][0].replace('_', ' ')}." if top else
            "This collection has no warp-state statistics to say what the warps wait for.")
-    return _f("latency_bound", "Latency-bound: no unit is busy", 0.9 * sig.exposure * sig.active,
+    title = ("Latency-bound: no unit is busy" if busy < BUSY else
+             f"Latency-bound: warps wait, {unit} below its peak")
+    return _f("latency_bound", title, 0.9 * sig.exposure * sig.active,
               f"The busiest unit ({unit}) runs at {busy:.0%} of its peak while the SMs are "
               f"active: warps wait rather than work. {why}",
               (sig.ev("sm", "", 100, "%"), sig.ev("dram", "", 100, "%"), sig.ev("l1", "", 100, "%"),
@@ -433,7 +473,9 @@ def l1_bandwidth(sig: Signals) -> Finding | None:
     l1 = sig.get("l1")
     if l1 is None or l1 < BUSY:
         return None
-    return _f("l1_bandwidth", "L1/shared-memory-bandwidth-bound", l1 * sig.active,
+    title = ("L1/shared-memory-bandwidth-bound" if l1 >= NEAR_CEILING else
+             "L1/shared-memory-heavy, below its peak")
+    return _f("l1_bandwidth", title, l1 * sig.active,
               f"The L1/TEX unit (shared memory, and global or local accesses through L1) is busy "
               f"{l1:.0%} of the active cycles: the kernel moves data between L1 and the SM as "
               "fast as it can. Fewer shared-memory accesses per result (register blocking, warp "
