@@ -12,6 +12,7 @@ from pragma_ncu.backends.cuda.diagnosis.detectors import (
     LAUNCH_FLOOR_NS,
     PRACTICAL_DRAM,
     dram_ceiling_fraction,
+    useful_dram_share,
 )
 from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.diagnose import causality
@@ -119,7 +120,8 @@ def roofline_of(sig: Signals, compute: dict[str, float] | None = None) -> Roofli
     # which says nothing of a compute-bound kernel: leave it unknown then.
     # The attainable roofline stands on measured ceilings only (ncu's DRAM peak is no copy).
     known = not flops or bool(compute and compute.get(COMPUTE_KINDS[kind][0]))
-    bound = attainable(dram, flops.get(kind), kind, sig.ceiling_gbps, compute) if known else None
+    needed = dram * useful_dram_share(sig) if dram is not None else None  # bytes the work needs
+    bound = attainable(needed, flops.get(kind), kind, sig.ceiling_gbps, compute) if known else None
     total = sum(flops.values()) or None
     measured = bound.fraction(duration / 1e3) if bound and duration else None
     reached, reached_by = attainable_fraction(sig, measured, bound.binding if bound else "")
@@ -137,7 +139,8 @@ def attainable_fraction(sig: Signals, measured: float | None = None, measured_by
     """(time the kernel cannot beat doing the same work / its duration, the ceiling that sets
     it). Each ceiling the report can judge by gives a time the work needs at least, and the
     largest binds: the attainable roofline on measured ceilings (`measured`), the DRAM traffic
-    at the practical copy ceiling, and the busiest compute pipe's work at its peak (over the
+    the work needs (unused sector bytes and local traffic left out, where the report counts
+    them) at the practical copy ceiling, and the busiest compute pipe's work at its peak (over the
     SMs' active share of the time, lanes that do work only, where the report counts them), which
     stands in for the FLOPs a default set does not count; and however little a launch does, it
     takes LAUNCH_FLOOR_NS. L1, L2 and issue slots are no roof: their saturation is usually
@@ -147,7 +150,7 @@ def attainable_fraction(sig: Signals, measured: float | None = None, measured_by
         found.append((measured, f"{measured_by} at the measured ceilings"))
     dram = dram_ceiling_fraction(sig, sig.ceiling_gbps)
     if dram is not None:
-        found.append((dram, "DRAM traffic at the " + (
+        found.append((dram * useful_dram_share(sig), "DRAM traffic at the " + (
             "measured copy ceiling" if sig.ceiling_gbps and sig.has("dram_bytes") else
             f"practical copy ceiling ({PRACTICAL_DRAM:.0%} of ncu's DRAM peak)")))
     pipe, busy = sig.top_pipe()

@@ -36,6 +36,7 @@ BUSY = 0.60  # a unit above 60% of its peak is where the time goes, below it lat
 # ... but it is "the bound" only near its peak (NEAR_CEILING, 80%): between the two it carries
 # the time while something else (what the stalls name, where the report has them) holds the rest
 WAITING = 0.5  # half the stalls waiting on memory, dependencies or barriers: latency holds it
+IDLE_UNEXPLAINED = 0.5  # SMs idle half the time with no small grid, tail or short run to blame
 SHORT_NS, FADE_NS = 5_000.0, 10_000.0  # ~2x a launch's own latency; beyond 10 µs it fades out
 # No launch is shorter, however little it does: the shortest of every recording (an H200, a
 # 2-block fill in tests/fixtures/apps/torch_block: 1.89 µs; the corpus' tiny kernels 2.4 µs)
@@ -78,11 +79,16 @@ def memory_bandwidth(sig: Signals) -> Finding | None:
                + ("Only fewer bytes (fusion, smaller types, reuse through cache) make it faster."
                   if at_roof else "More bytes in flight (wider loads, several elements per "
                   "thread) could push it to the roofline."))
-    useful = (1 - _dram_waste(sig)) * (1 - local_fraction(sig))
-    return _f("memory_bandwidth", title, load * sig.active * useful, summary,
+    return _f("memory_bandwidth", title, load * sig.active * useful_dram_share(sig), summary,
               (sig.ev("dram", f"{frac:.0%} of {basis}", 100, "%"), sig.ev("dram_bytes"),
                *((sig.ev("l2", "carrying DRAM traffic", 100, "%"), sig.ev("l2_reuse"))
                  if unit == L2_CARRYING else ())))
+
+
+def useful_dram_share(sig: Signals) -> float:
+    """The share of the DRAM traffic the kernel needs: not the unused parts of sectors, not
+    local-memory (spill) traffic, where the report tells them (1.0 where it cannot)."""
+    return (1 - _dram_waste(sig)) * (1 - local_fraction(sig))
 
 
 def _dram_waste(s: Signals) -> float:
@@ -306,19 +312,38 @@ def grid_size(sig: Signals) -> Finding | None:
 def tail_effect(sig: Signals) -> Finding | None:
     waves = sig.get("waves")
     if waves is None or waves <= 1 or waves > 8:  # past 8 waves a partial one costs < 6%
-        return None
+        return uneven_blocks(sig)
     full = math.ceil(waves)
     predicted = (full - waves) / full
     measured = 1 - sig.active if sig.has("sm_active") else None
     idle = min(predicted, measured) if measured is not None else predicted * 0.5
     if idle < 0.1:
-        return None
+        return uneven_blocks(sig)
     return _f("tail_effect", "Partial last wave (tail effect)", idle,
               f"{waves:.2f} waves of blocks: the last wave keeps only part of the SMs busy, and "
               f"the SMs idle for about {idle:.0%} of the time. Size the grid to whole waves, or "
               "use smaller blocks so the last wave is thinner.",
               (sig.ev("waves"), sig.ev("grid"),
                sig.ev("sm_active", "fraction of time SMs had work")))
+
+
+def uneven_blocks(sig: Signals) -> Finding | None:
+    """The SMs idle most of the time though the grid fills them, the kernel is long enough to
+    ramp up and no partial wave explains it: a few blocks run long after the others finished
+    (the tail of uneven work, not of the wave count)."""
+    if not sig.has("sm_active") or 1 - sig.active < IDLE_UNEXPLAINED:
+        return None
+    grid, sms, duration = sig.get("grid"), sig.get("sms"), sig.get("duration_ns")
+    if (grid and sms and grid < sms) or (duration is not None and duration < FADE_NS):
+        return None  # a small grid or a short kernel is the reason: their findings say it
+    idle = 1 - sig.active
+    return _f("tail_effect", "SMs idle most of the time: the blocks' work is uneven", idle,
+              f"The SMs have work {sig.active:.0%} of the time although the grid has "
+              f"{grid or 0:.0f} blocks: a few blocks run long after the others finished. Split "
+              "the long blocks' work, or give each block an even share (ncu's "
+              "WorkloadDistribution section shows which SMs idle).",
+              (sig.ev("sm_active", "fraction of time SMs had work"), sig.ev("grid"),
+               sig.ev("sms")))
 
 
 def launch_overhead(sig: Signals) -> Finding | None:
