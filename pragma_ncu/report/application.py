@@ -28,6 +28,7 @@ from pragma_ncu.triage.overview import duration_text
 WIDTH = 100
 DEFAULT_TOP = 10
 NAME_WIDTH = 30
+NAME_MIN = 16  # characters of a name kept beside what tells two groups apart
 INDENT = " " * 6
 HEADERS = ["#", "kernel", "launches", "GPU time", "share", "roofline", "saving",
            "app at roofline"]
@@ -69,15 +70,28 @@ def columns(rows: list[list[str]]) -> list[str]:
             for r in rows]
 
 
-def _names(groups: tuple[GroupExplanation, ...]) -> dict[int, str]:
-    """Each group's name as the table shows it: no namespaces, cut to fit, with its launch
-    configuration where one name has several."""
-    counts: dict[str, int] = {}
-    for g in groups:
-        counts[g.group.name] = counts.get(g.group.name, 0) + 1
-    return {id(g): _cut(short_name(g.group.name) if counts[g.group.name] == 1 else
-                        f"{short_name(g.group.name)} [{g.group.config.label()}]", NAME_WIDTH)
-            for g in groups}
+def _names(groups: tuple[GroupExplanation, ...], width: int) -> dict[int, str]:
+    """Each group's name in `width` characters, told apart from every other: no namespaces,
+    the middle cut out of a long one (template arguments differ at either end), and where two
+    would read the same, the launch configuration (or the first launch) added."""
+    names = {id(g): _middle(short_name(g.group.name), width) for g in groups}
+    for extra in (lambda g: g.group.config.label(), lambda g: f"launch {g.group.first_index}"):
+        seen: dict[str, int] = {}
+        for g in groups:
+            seen[names[id(g)]] = seen.get(names[id(g)], 0) + 1
+        for g in groups:
+            room = width - len(extra(g)) - 3
+            if seen[names[id(g)]] > 1 and room >= NAME_MIN:
+                names[id(g)] = _middle(short_name(g.group.name), room) + f" [{extra(g)}]"
+    return names
+
+
+def _middle(text: str, width: int) -> str:
+    """`text` in `width` characters, its middle replaced by '...' when too long."""
+    if len(text) <= width:
+        return text
+    head = (width - 3 + 1) // 2
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
 
 
 def short_name(name: str) -> str:
@@ -173,12 +187,16 @@ def overview_text(app: Application, profile: Profile, top: int = DEFAULT_TOP,
                   show_all: bool = False) -> str:
     """The application on one screen (terminal text)."""
     shown = _shown(app, top, show_all)
-    names = _names(app.groups)
+    full = _names(app.groups, WIDTH - len(INDENT))
+    names = {id(g): _cut(short_name(g.group.name), NAME_WIDTH) for g in app.groups}
     out = [*headline(app, profile), "", "Kernel groups, largest estimated saving first:"]
     table = columns([HEADERS, *[row(i, app, g, names) for i, g in enumerate(shown, 1)]])
     out.append("  " + table[0])
     for line, g in zip(table[1:], shown, strict=True):
-        out += ["  " + line, INDENT + cause_line(g)]
+        out.append("  " + line)
+        if full[id(g)] != names[id(g)]:  # cut or ambiguous in the table: told apart below
+            out.append(INDENT + full[id(g)])
+        out.append(INDENT + cause_line(g))
         if g.source is not None:
             out.append(f"{INDENT}source: {g.source}:{g.source_line}")
     out += ["", *_rest(app, len(shown)), *_tune_hint(shown), *_wrapped(_notes(app))]
@@ -189,7 +207,7 @@ def overview_markdown(app: Application, profile: Profile, top: int = DEFAULT_TOP
                       show_all: bool = False) -> str:
     """The same screen as a Markdown comment."""
     shown = _shown(app, top, show_all)
-    names = _names(app.groups)
+    names = _names(app.groups, 200)
     rows = [[*row(i, app, g, names), cause_line(g, 200).removeprefix("cause: ")]
             for i, g in enumerate(shown, 1)]
     out = [f"### {headline(app, profile)[1]}", "", f"`{profile.report}`", "",
