@@ -155,7 +155,8 @@ def _tune_hint(shown: tuple[GroupExplanation, ...]) -> list[str]:
     first = next((g for g in shown if g.tune_commands()), None)
     if first is None:
         return []
-    return [f"To tune {first.group.name} ({first.source}:{first.source_line}):",
+    return [*_wrapped([f"To tune {first.group.name} ({first.source}:{first.source_line}): "
+                       "draft its spec, fill in what init marks <fill>, then tune:"]),
             *[f"  $ {c}" for c in first.tune_commands()]]
 
 
@@ -237,7 +238,8 @@ def group_header(app: Application, g: GroupExplanation) -> list[str]:
                      f"{duration_text(app.total_us)} -> {duration_text(after)}")
     lines = _wrapped(lines)
     if g.source is not None:
-        lines.append(f"Source {g.source}:{g.source_line}; to tune it:")
+        lines += _wrapped([f"Source {g.source}:{g.source_line}; to tune it, draft its spec, "
+                           "fill in what init marks <fill>, then tune:"])
         lines += [f"  $ {c}" for c in g.tune_commands()]
     return lines
 

@@ -5,6 +5,8 @@ default set (and WarpStateStats' stall ratios where a case needs them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,8 +18,9 @@ from pragma_ncu.backends.cuda.diagnosis.signals import Signals, stall_name
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Metric
-from tests.corpus_eval import COLLECTIONS, verdicts
+from tests.corpus_eval import AT_ROOFLINE, COLLECTIONS, verdicts
 
+ROOT = Path(__file__).resolve().parents[2]
 E = ".avg.pct_of_peak_sustained_elapsed"
 KNOWLEDGE = Compendium.load()
 
@@ -159,19 +162,15 @@ def test_measured_ceilings_count_when_they_bind():
 
 # --- on the corpus, every collection --------------------------------------------------------
 
-AT_ROOF = ("bandwidth_ok", "copy_half", "rowsum_warp", "copy_float2", "fma_bound", "sfu_bound",
-           "fp64_fma", "rsqrt_chain", "sincos_chain")
-
-
 @pytest.mark.parametrize("coll", COLLECTIONS)
 def test_the_corpus_kernels_at_their_roofline_still_are(coll):
     """The copies at the DRAM ceiling and the kernels with a pipe at its peak read at 90% of
     their attainable roofline or more, under ncu's default set too; the other kernels'
     verdicts name a cause (no 'none' anywhere: tests/unit/test_corpus.py)."""
     judged = {v.kernel: v.diagnosis for v in verdicts(coll)}
-    at = {k: judged[k].roofline.attainable_fraction for k in AT_ROOF}
+    at = {k: judged[k].roofline.attainable_fraction for k in AT_ROOFLINE}
     assert all(f is not None and f >= 0.9 for f in at.values()), at
-    below = [k for k, d in judged.items() if k not in AT_ROOF and d.classification == "none"]
+    below = [k for k, d in judged.items() if k not in AT_ROOFLINE and d.classification == "none"]
     assert below == []
 
 
@@ -183,3 +182,10 @@ def test_wasted_sector_bytes_are_no_roofline(coll):
     for name in ("aos_field", "scatter_store", "gather_random"):
         fraction = judged[name].roofline.attainable_fraction
         assert fraction is not None and fraction < 0.3, (name, fraction)
+
+
+def test_docs_show_the_roofline_table_the_tool_prints():
+    from tools.corpus_table import roofline
+
+    table = roofline({coll: verdicts(coll) for coll in COLLECTIONS})
+    assert table in (ROOT / "docs" / "profiler.md").read_text()
