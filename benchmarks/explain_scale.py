@@ -22,11 +22,9 @@ import datetime
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402
 
+from benchmarks.child_process import run_pragma  # noqa: E402
+
 SYNTHETIC_KINDS = ("bandwidth_ok", "fma_bound", "sfu_bound", "copy_half", "rowsum_warp",
                    "odd_even")
 
@@ -42,15 +42,9 @@ SYNTHETIC_KINDS = ("bandwidth_ok", "fma_bound", "sfu_bound", "copy_half", "rowsu
 def run_once(report: str, reader: str) -> dict[str, Any]:
     """One explain in a child process: wall seconds, peak RSS in MB, exit status, and what
     it found (launches, groups)."""
-    cmd = [sys.executable, "-m", "pragma_ncu", "explain", report, "--reader", reader,
-           "--format", "json"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    row: dict[str, Any] = {"wall_s": round(wall, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+    proc = run_pragma("explain", report, "--reader", reader, "--format", "json")
+    out, err = proc.stdout, proc.stderr
+    row: dict[str, Any] = {"wall_s": proc.wall_s, "peak_rss_mb": proc.peak_rss_mb,
                            "exit": proc.returncode}
     if proc.returncode == 0:
         app = json.loads(out).get("application") or {}
