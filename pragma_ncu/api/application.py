@@ -99,10 +99,9 @@ def explain_application(launches: Launches, diagnose: Diagnose, kernel: str | No
     name contains `kernel`, when given), rank them by estimated saving, and find where each
     kernel is defined among the sources under `source_roots`."""
     groups = group_launches(launches.profile.kernels)
-    chosen = [g for g in groups if kernel is None or _matches(g, kernel)]
-    if not chosen:
-        seen = ", ".join(sorted({g.name for g in groups}))
-        raise PragmaError(f"no kernel matches {kernel!r}; the report holds: {seen}")
+    chosen = [g for g in groups if kernel is None or matches(g.launches[0], kernel)]
+    if kernel is not None and not chosen:
+        raise no_match(kernel, [g.name for g in groups])
     medians = [g.representative().index for g in chosen]
     full = launches.full(medians)
     sources = find_definitions({_function(g) for g in chosen}, source_roots)
@@ -119,11 +118,17 @@ def _rank_key(g: GroupExplanation) -> tuple[bool, float, float, int]:
     return (saving is None, -(saving or 0.0), -g.total_us, g.group.first_index)
 
 
-def _matches(group: KernelGroup, name: str) -> bool:
-    """`--kernel`'s rule, as for a single report: the name, or part of the signature."""
-    first = group.launches[0]
-    return name in (first.name, first.mangled, first.display_name) or \
-        name in (first.display_name or first.name) or name in group.name
+def matches(kernel: KernelProfile, name: str) -> bool:
+    """`--kernel NAME`'s rule: the kernel's name, symbol or signature, or part of its
+    signature."""
+    return name in (kernel.name, kernel.mangled, kernel.display_name) or \
+        name in (kernel.display_name or kernel.name)
+
+
+def no_match(name: str, names: Iterable[str]) -> PragmaError:
+    """The error for a `--kernel NAME` no kernel matches, naming those there are."""
+    return PragmaError(f"no kernel matches {name!r}; the report holds: "
+                       f"{', '.join(sorted(set(names)))}")
 
 
 def _function(group: KernelGroup) -> str:

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import cast
 
 from pragma_ncu import backends
-from pragma_ncu.api.application import SOURCE_SUFFIXES, Application, explain_application
+from pragma_ncu.api.application import (
+    SOURCE_SUFFIXES,
+    Application,
+    explain_application,
+    matches,
+    no_match,
+)
 from pragma_ncu.api.common import (
     Progress,
     SpecLike,
@@ -168,11 +174,9 @@ def _launches_of(path: Path, reader: str, spec: Path | None, shape: str | None,
 def _select(found: Profile, name: str | None) -> list[KernelProfile]:
     if name is None:
         return list(found.kernels)
-    chosen = [k for k in found.kernels
-              if name in (k.name, k.mangled, k.display_name) or name in k.display_name]
+    chosen = [k for k in found.kernels if matches(k, name)]
     if not chosen:
-        seen = ", ".join(sorted({k.name for k in found.kernels}))
-        raise PragmaError(f"no kernel matches {name!r}; the report holds: {seen}")
+        raise no_match(name, [k.name for k in found.kernels])
     return chosen
 
 
