@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.cuda.diagnosis import attainable_fraction
-from pragma_ncu.backends.cuda.diagnosis.detectors import LAUNCH_FLOOR_NS, PRACTICAL_DRAM
+from pragma_ncu.backends.cuda.diagnosis.detectors import LAUNCH_FLOOR_NS
 from pragma_ncu.backends.cuda.diagnosis.signals import Signals, stall_name
+from pragma_ncu.backends.cuda.diagnosis.traffic import PRACTICAL_DRAM
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Metric

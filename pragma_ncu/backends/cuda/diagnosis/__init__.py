@@ -6,15 +6,13 @@ rule results beside them, and what the collection could not assess (coverage).""
 from __future__ import annotations
 
 from pragma_ncu.backends.cuda.diagnosis import coverage
-from pragma_ncu.backends.cuda.diagnosis.detectors import (
-    AT_ROOFLINE,
-    DETECTORS,
-    LAUNCH_FLOOR_NS,
+from pragma_ncu.backends.cuda.diagnosis.detectors import AT_ROOFLINE, DETECTORS, LAUNCH_FLOOR_NS
+from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
+from pragma_ncu.backends.cuda.diagnosis.traffic import (
     PRACTICAL_DRAM,
     dram_ceiling_fraction,
     useful_dram_share,
 )
-from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
 from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
