@@ -32,8 +32,9 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
               "copy's practical 85% of ncu's DRAM peak).")
 @click.option("--all", "show_all", is_flag=True,
               help="Application report: a row for every kernel group.")
-@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True,
-              help="Application report: rows for the kernel groups that would save the most.")
+@click.option("--top", type=click.IntRange(min=1),
+              help="Application report: rows for the kernel groups that would save the most "
+              f"(default: {DEFAULT_TOP}, fewer where their lines would not fit one screen).")
 @click.option("--source-dir", "sources", multiple=True, type=click.Path(path_type=Path),
               help="Application report: where its CUDA sources are (a file, or a folder "
               "searched recursively; repeatable). A group whose kernel is defined there gets the "
@@ -42,7 +43,7 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
               show_default=True)
 def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: float | None,
-            show_all: bool, top: int, sources: tuple[Path, ...], spec: Path | None,
+            show_all: bool, top: int | None, sources: tuple[Path, ...], spec: Path | None,
             shape: str | None, params: tuple[str, ...], arch: str | None,
             metrics: tuple[str, ...], sections: tuple[str, ...], source: bool, out: Path | None,
             timeout: float, fmt: str) -> None:
@@ -74,7 +75,7 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
 
 
 def _emit_application(found: api.Explanation, app: Application, fmt: str, detail: bool,
-                      show_all: bool, top: int) -> None:
+                      show_all: bool, top: int | None) -> None:
     """The one screen, or each chosen group's full detail (--kernel, or a single group)."""
     profile = found.profile
     if fmt == "json":

@@ -26,6 +26,7 @@ from pragma_ncu.triage.groups import duration_us
 from pragma_ncu.triage.overview import duration_text
 
 WIDTH = 100
+SCREEN = 60  # lines
 DEFAULT_TOP = 10
 NAME_WIDTH = 30
 NAME_MIN = 16  # characters of a name kept beside what tells two groups apart
@@ -184,10 +185,20 @@ def _shown(app: Application, top: int, show_all: bool) -> tuple[GroupExplanation
     return app.groups if show_all else app.groups[:top]
 
 
-def overview_text(app: Application, profile: Profile, top: int = DEFAULT_TOP,
+def overview_text(app: Application, profile: Profile, top: int | None = None,
                   show_all: bool = False) -> str:
-    """The application on one screen (terminal text)."""
-    shown = _shown(app, top, show_all)
+    """The application on one screen (terminal text): the first `top` groups; by default
+    DEFAULT_TOP, fewer where their lines (long names, sources) would not fit in SCREEN lines;
+    all with `show_all`."""
+    rows = top or DEFAULT_TOP
+    text = _overview(app, profile, _shown(app, rows, show_all))
+    while top is None and not show_all and rows > 1 and text.count("\n") >= SCREEN:
+        rows -= 1
+        text = _overview(app, profile, _shown(app, rows, show_all))
+    return text
+
+
+def _overview(app: Application, profile: Profile, shown: tuple[GroupExplanation, ...]) -> str:
     full = _names(app.groups, WIDTH - len(INDENT))
     names = {id(g): _cut(short_name(g.group.name), NAME_WIDTH) for g in app.groups}
     out = [*headline(app, profile), "", "Kernel groups, largest estimated saving first:"]
@@ -204,10 +215,10 @@ def overview_text(app: Application, profile: Profile, top: int = DEFAULT_TOP,
     return "\n".join(out)
 
 
-def overview_markdown(app: Application, profile: Profile, top: int = DEFAULT_TOP,
+def overview_markdown(app: Application, profile: Profile, top: int | None = None,
                       show_all: bool = False) -> str:
-    """The same screen as a Markdown comment."""
-    shown = _shown(app, top, show_all)
+    """The same screen as a Markdown comment (DEFAULT_TOP rows unless `top` says)."""
+    shown = _shown(app, top or DEFAULT_TOP, show_all)
     names = _names(app.groups, 200)
     rows = [[*row(i, app, g, names), cause_line(g, 200).removeprefix("cause: ")]
             for i, g in enumerate(shown, 1)]

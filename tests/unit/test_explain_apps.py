@@ -218,3 +218,37 @@ def test_a_single_launch_report_keeps_the_per_kernel_section():
     assert result.output.startswith("Kernel ") and "Kernel group" not in result.output
     assert api.explain(ROOT / "tests" / "fixtures" / "profiles" / "bank_conflicts"
                        ).application is None
+
+
+def test_long_names_and_found_sources_still_fit_one_screen(tmp_path):
+    """A SYNTHETIC application (tests/synthetic_app.py: recorded default-set rows, renamed)
+    of 20 kernels with PyTorch-length names, each defined in a source beside the report: every
+    row takes four lines, and the screen still fits 60."""
+    from tests.synthetic_app import Launch, write_side
+
+    names = [f"at::native::fused_kernel_{i}<float, at::native::Functor<float, {i}>, "
+             f"std::array<char*, 3>, at::detail::Offset<{'x' * 40}>>" for i in range(20)]
+    report = write_side(tmp_path / "app", [Launch("bandwidth_ok", n, 50_000.0 + 1_000 * i)
+                                           for i, n in enumerate(names) for _ in range(3)])
+    (report / "kernels.cu").write_text("".join(
+        f"template <typename T, typename F, typename A, typename O>\n"
+        f"__global__ void fused_kernel_{i}(T* y) {{ y[0] = 0; }}\n" for i in range(20)))
+    result = run(report)
+    lines = result.output.splitlines()
+    assert result.exit_code == 0 and len(lines) <= 60, result.output
+    shown = shown_groups(result.output)
+    assert len(shown) == 10 and len(set(shown)) == len(shown)
+    assert result.output.count("      source: ") == 10 and "10 more kernel groups" in result.output
+    asked = run(report, "--top", "15")
+    assert len(shown_groups(asked.output)) == 15  # what --top asks for, whatever the length
+
+
+def test_by_default_fewer_rows_where_ten_would_not_fit(tmp_path, monkeypatch):
+    """The screen's height rules the default number of rows (here a 30-line screen)."""
+    from pragma_ncu.report import application as screen
+
+    monkeypatch.setattr(screen, "SCREEN", 30)
+    result = run(APPS / "torch_block" / "new")
+    assert len(result.output.splitlines()) <= 30
+    rows = len(shown_groups(result.output))
+    assert 1 <= rows < 10 and f"{14 - rows} more kernel groups" in result.output
