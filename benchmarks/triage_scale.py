@@ -19,31 +19,25 @@ import datetime
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402
+
+from benchmarks.child_process import run_pragma  # noqa: E402
 
 
 def run_once(base: str, new: str, reader: str) -> dict[str, Any]:
     """One triage in a child process: wall seconds, peak RSS in MB, exit status."""
-    cmd = [sys.executable, "-m", "pragma_ncu", "triage", base, new, "--reader", reader,
-           "--format", "json"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    # The Popen object reaped the child already; its children's usage is in RUSAGE_CHILDREN.
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    row: dict[str, Any] = {"wall_s": round(wall, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+    proc = run_pragma("triage", base, new, "--reader", reader, "--format", "json")
+    out, err = proc.stdout, proc.stderr
+    row: dict[str, Any] = {"wall_s": proc.wall_s, "peak_rss_mb": proc.peak_rss_mb,
                            "exit": proc.returncode}
     if proc.returncode in (0, 1):
         data = json.loads(out)

@@ -27,6 +27,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
 EXPECTED = tomllib.loads((ROOT / "examples" / "corpus" / "expected.toml").read_text())
 COLLECTIONS = ("default", "full", "ours")
 SPLITS = ("calibration", "holdout", "holdout2")
+# The kernels planted at their roofline: copies at the DRAM ceiling, a pipe at its peak.
+AT_ROOFLINE = ("bandwidth_ok", "copy_half", "rowsum_warp", "copy_float2", "fma_bound",
+               "sfu_bound", "fp64_fma", "rsqrt_chain", "sincos_chain")
 SOL_CLASSES = {"DRAM": "memory_bandwidth", L2_CARRYING: "memory_bandwidth", "L2": "l2_bandwidth",
                "L1": "l1_bandwidth", "issue": "instruction_issue", "LSU": "l1_bandwidth",
                **PIPES}

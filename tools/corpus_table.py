@@ -2,6 +2,7 @@
 split the share of kernels whose top finding is the expected cause, then one row per kernel.
 
     python tools/corpus_table.py            (from the repo root; needs no GPU)
+    python tools/corpus_table.py --roofline (verdicts and the attainable roofline, by split)
 
 The recordings are tests/fixtures/corpus/ (tools/record_corpus.py); the judging is
 tests/corpus_eval.py, the same code CI runs in tests/unit/test_corpus.py.
@@ -17,7 +18,14 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.corpus_eval import COLLECTIONS, EXPECTED, SPLITS, Verdict, verdicts  # noqa: E402
+from tests.corpus_eval import (  # noqa: E402
+    AT_ROOFLINE,
+    COLLECTIONS,
+    EXPECTED,
+    SPLITS,
+    Verdict,
+    verdicts,
+)
 
 
 def _cell(v: Verdict) -> str:
@@ -60,9 +68,30 @@ def quantities() -> str:
                            "collected by"], tablefmt="github")
 
 
+def roofline(judged: dict[str, list[Verdict]]) -> str:
+    """Per split and collection: kernels left without a verdict ('none'), the kernels planted
+    at their roofline that read at 90% of their attainable roofline or more, and the median
+    attainable fraction of the others (python tools/corpus_table.py --roofline)."""
+    rows = []
+    for split in (*SPLITS, "all"):
+        for coll in COLLECTIONS:
+            vs = [v for v in judged[coll] if split in ("all", v.split)]
+            at = [v for v in vs if v.kernel in AT_ROOFLINE]
+            near = sum((v.diagnosis.roofline.attainable_fraction or 0.0) >= 0.9 for v in at)
+            rest = sorted(v.diagnosis.roofline.attainable_fraction or 0.0 for v in vs
+                          if v.kernel not in AT_ROOFLINE)
+            rows.append([split, coll, f"{sum(v.top == 'none' for v in vs)}/{len(vs)}",
+                         f"{near}/{len(at)}", f"{100 * rest[len(rest) // 2]:.0f}%"])
+    return tabulate(rows, ["split", "collection", "no verdict", "at roofline >= 90%",
+                           "median % of roofline, the others"], tablefmt="github")
+
+
 def main() -> int:
     if "--quantities" in sys.argv:
         print(quantities())
+        return 0
+    if "--roofline" in sys.argv:
+        print(roofline({coll: verdicts(coll) for coll in COLLECTIONS}))
         return 0
     judged = {coll: verdicts(coll) for coll in COLLECTIONS}
     print(summary(judged))

@@ -16,8 +16,9 @@ ncu --section SpeedOfLight --section LaunchStats --section Occupancy --section W
     -c 10 -f -o "$out/multi" $py -m pragma_ncu bench --kernel examples/softmax.cu \
     > "$out/multi.log" 2>&1; echo "rc=$?"
 $py -m pragma_ncu explain "$out/multi.ncu-rep" --format json > "$out/multi_explain.json"
-$py -c "import json,sys; d=json.load(open(sys.argv[1])); print('kernels explained:', \
-[(k['name'], k['classification']) for k in d['kernels']])" "$out/multi_explain.json"
+$py -c "import json,sys; d=json.load(open(sys.argv[1])); print('kernel groups explained:', \
+[(g['name'], g['diagnosis']['classification']) for g in d['application']['groups']])" \
+    "$out/multi_explain.json"
 $py -m pragma_ncu explain "$out/multi.ncu-rep" --kernel softmax | head -12
 mkdir -p "$out/multi_csv"
 for page in raw details; do

@@ -18,8 +18,18 @@
 //                   kernel's launches back to back
 // Everything else is the same code at the same launch. Inputs are seeded random, made on the
 // host (no generator kernels in the profile); every launch is checked for errors.
+//
+// Fixes of BASE, for checking explain's estimated savings against measured ones
+// (tools/gpu_explain_check.sh), each a build flag, the kernel fixed the way explain says:
+//   -DFIX_NORM_SCALE   norm_scale's small grid: one thread per element (as NEW)
+//   -DFIX_SGEMM_SMALL  sgemm_small_fixed: 32x32 tiles, K in steps of 32, 2x2 outputs a thread
+//                      (4 shared loads per 4 FMAs instead of 2 per 1)
+//   -DFIX_SILU_MUL     silu_mul_vec4: 16-byte loads and stores (more bytes in flight)
+// `./pipeline_base 10 time` times the whole application with CUDA events (median of 5 after a
+// warm-up pass); `./pipeline_base 1 check` checks the fixed kernels against the originals.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -285,6 +295,52 @@ __global__ void norm_scale(float* y, const float* x, float s, int n)
         y[i] = x[i] * s + 0.5f * y[i];
 }
 
+// ---- fixes (see the top of the file) -------------------------------------------------------------
+__global__ void __launch_bounds__(256) sgemm_small_fixed(float* c, const float* a, const float* b,
+                                                         int n)
+{
+    __shared__ float as[32][33], bs[32][32];
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    int row0 = blockIdx.y * 32, col0 = blockIdx.x * 32;
+    float c00 = 0.0f, c01 = 0.0f, c10 = 0.0f, c11 = 0.0f;
+    for (int k0 = 0; k0 < n; k0 += 32) {
+        for (int e = threadIdx.x; e < 32 * 32; e += 256) {
+            int r = e / 32, col = e % 32;
+            as[r][col] = a[(row0 + r) * n + k0 + col];
+            bs[r][col] = b[(k0 + r) * n + col0 + col];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < 32; ++k) {
+            float a0 = as[ty][k], a1 = as[ty + 16][k], b0 = bs[k][tx], b1 = bs[k][tx + 16];
+            c00 += a0 * b0;
+            c01 += a0 * b1;
+            c10 += a1 * b0;
+            c11 += a1 * b1;
+        }
+        __syncthreads();
+    }
+    c[(row0 + ty) * n + col0 + tx] = c00;
+    c[(row0 + ty) * n + col0 + tx + 16] = c01;
+    c[(row0 + ty + 16) * n + col0 + tx] = c10;
+    c[(row0 + ty + 16) * n + col0 + tx + 16] = c11;
+}
+
+__device__ __forceinline__ float silu_times(float g, float u)
+{
+    return g / (1.0f + __expf(-g)) * u;
+}
+
+__global__ void silu_mul_vec4(float4* y, const float4* gate, const float4* up, int n4)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) {
+        float4 g = gate[i], u = up[i];
+        y[i] = make_float4(silu_times(g.x, u.x), silu_times(g.y, u.y), silu_times(g.z, u.z),
+                           silu_times(g.w, u.w));
+    }
+}
+
 // ---- the application ----------------------------------------------------------------------------
 struct Buffers {
     float *x, *y, *z, *w, *small, *gamma;
@@ -337,7 +393,14 @@ static std::vector<Launch> kernels(const Buffers& b)
 #else
     k.push_back({"relu_block", [=] { relu_block<512><<<N / 512, 512>>>(b.y, b.x, N); }});
 #endif
+#ifndef FIX_SILU_MUL
     k.push_back({"silu_mul", [=] { silu_mul<<<blocks, 256>>>(b.y, b.x, b.z, N); }});
+#else
+    k.push_back({"silu_mul", [=] {
+        silu_mul_vec4<<<N / 4 / 256, 256>>>((float4*)b.y, (const float4*)b.x,
+                                            (const float4*)b.z, N / 4);
+    }});
+#endif
     k.push_back({"gelu_tanh", [=] { gelu_tanh<<<blocks, 256>>>(b.y, b.x, N); }});
     k.push_back({"clamp_range", [=] { clamp_range<<<blocks, 256>>>(b.y, b.x, -0.5f, 0.5f, N); }});
     k.push_back({"stencil3", [=] { stencil3<<<blocks, 256>>>(b.y, b.x, N); }});
@@ -356,12 +419,18 @@ static std::vector<Launch> kernels(const Buffers& b)
     k.push_back({"transpose_tiled", [=] {
         transpose_tiled<<<dim3(COLS / 32, ROWS / 32), dim3(32, 8)>>>(b.y, b.x, ROWS, COLS);
     }});
+#ifndef FIX_SGEMM_SMALL
     k.push_back({"sgemm_small", [=] {
         sgemm_small<<<dim3(GEMM / 16, GEMM / 16), dim3(16, 16)>>>(b.y, b.x, b.z, GEMM);
     }});
+#else
+    k.push_back({"sgemm_small", [=] {
+        sgemm_small_fixed<<<dim3(GEMM / 32, GEMM / 32), 256>>>(b.y, b.x, b.z, GEMM);
+    }});
+#endif
     k.push_back({"dot_partial", [=] { dot_partial<<<1024, 256>>>(b.small, b.x, b.z, N); }});
     k.push_back({"histogram256", [=] { histogram256<<<1024, 256>>>(b.hist, b.bytes, N); }});
-#ifndef NEW
+#if !defined(NEW) && !defined(FIX_NORM_SCALE)
     k.push_back({"norm_scale", [=] { norm_scale<<<32, 256>>>(b.y, b.x, 0.9f, N); }});
 #else
     k.push_back({"norm_scale", [=] { norm_scale<<<N / 256, 256>>>(b.y, b.x, 0.9f, N); }});
@@ -369,9 +438,77 @@ static std::vector<Launch> kernels(const Buffers& b)
     return k;
 }
 
+static void run_all(std::vector<Launch>& ks, int launches, int* total)
+{
+#ifndef NEW
+    for (int layer = 0; layer < launches; ++layer)       // layer by layer
+        for (auto& [name, launch] : ks) {
+#else
+    for (auto& [name, launch] : ks)                      // each kernel's launches together
+        for (int layer = 0; layer < launches; ++layer) {
+#endif
+            launch();
+            CHECK(cudaGetLastError());
+            ++*total;
+        }
+}
+
+// The application's GPU time by CUDA events: one warm-up pass, then the median of 5.
+static void time_all(std::vector<Launch>& ks, int launches)
+{
+    int total = 0;
+    run_all(ks, 1, &total);
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    std::vector<float> ms(5);
+    for (auto& m : ms) {
+        CHECK(cudaEventRecord(start));
+        run_all(ks, launches, &total);
+        CHECK(cudaEventRecord(stop));
+        CHECK(cudaEventSynchronize(stop));
+        CHECK(cudaEventElapsedTime(&m, start, stop));
+    }
+    std::vector<float> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("app_ms %.4f (runs:", sorted[2]);
+    for (float m : ms) std::printf(" %.4f", m);
+    std::printf(")\n");
+}
+
+static float max_diff(const float* d1, const float* d2, size_t n)
+{
+    std::vector<float> h1(n), h2(n);
+    CHECK(cudaMemcpy(h1.data(), d1, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(h2.data(), d2, n * sizeof(float), cudaMemcpyDeviceToHost));
+    float worst = 0.0f;
+    for (size_t i = 0; i < n; ++i) worst = std::fmax(worst, std::fabs(h1[i] - h2[i]));
+    return worst;
+}
+
+// The fixed kernels against the originals on the same inputs.
+static int check_fixes(const Buffers& b)
+{
+    float* out = upload_random(N, 9, 0.0f, 0.0f);
+    sgemm_small<<<dim3(GEMM / 16, GEMM / 16), dim3(16, 16)>>>(b.y, b.x, b.z, GEMM);
+    sgemm_small_fixed<<<dim3(GEMM / 32, GEMM / 32), 256>>>(out, b.x, b.z, GEMM);
+    CHECK(cudaDeviceSynchronize());
+    float sgemm = max_diff(b.y, out, (size_t)GEMM * GEMM);
+    silu_mul<<<N / 256, 256>>>(b.y, b.x, b.z, N);
+    silu_mul_vec4<<<N / 4 / 256, 256>>>((float4*)out, (const float4*)b.x, (const float4*)b.z,
+                                        N / 4);
+    CHECK(cudaDeviceSynchronize());
+    float silu = max_diff(b.y, out, N);
+    bool ok = sgemm < 1e-3f && silu < 1e-5f;  // sums of 512 products of values in [-1, 1]
+    std::printf("check sgemm_small_fixed max |diff| %.3g, silu_mul_vec4 %.3g: %s\n", sgemm, silu,
+                ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char** argv)
 {
     int launches = argc > 1 ? std::atoi(argv[1]) : 10;
+    std::string mode = argc > 2 ? argv[2] : "";
     Buffers b{};
     b.x = upload_random(N, 1, -1.0f, 1.0f);
     b.y = upload_random(N, 2, -1.0f, 1.0f);
@@ -382,19 +519,14 @@ int main(int argc, char** argv)
     b.bytes = upload_skewed_bytes(N, 7);
     CHECK(cudaMalloc(&b.hist, BINS * sizeof(unsigned)));
     CHECK(cudaMemset(b.hist, 0, BINS * sizeof(unsigned)));
+    if (mode == "check") return check_fixes(b);
     auto ks = kernels(b);
+    if (mode == "time") {
+        time_all(ks, launches);
+        return 0;
+    }
     int total = 0;
-#ifndef NEW
-    for (int layer = 0; layer < launches; ++layer)       // layer by layer
-        for (auto& [name, launch] : ks) {
-#else
-    for (auto& [name, launch] : ks)                      // each kernel's launches together
-        for (int layer = 0; layer < launches; ++layer) {
-#endif
-            launch();
-            CHECK(cudaGetLastError());
-            ++total;
-        }
+    run_all(ks, launches, &total);
     CHECK(cudaDeviceSynchronize());
     std::printf("pipeline (%s): %d launches of %zu kernels\n",
 #ifndef NEW

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from pragma_ncu import backends
+from pragma_ncu.api.application import (
+    SOURCE_SUFFIXES,
+    Application,
+    explain_application,
+    matches,
+    no_match,
+)
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
     Progress,
@@ -32,13 +39,15 @@ from pragma_ncu.ceilings import (
 )
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import InputError, KernelFailure, NoGPUError
+from pragma_ncu.errors import KernelFailure, NoGPUError
 from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
-from pragma_ncu.profile.read import read_report
+from pragma_ncu.profile.read import read_launches
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, source_suffixes
+from pragma_ncu.triage.load import demangled
 from pragma_ncu.worker.protocol import TimingConfig
 
 AnyProfileRun = ProfileRun | CpuRun  # each target's own record of a profiled instance
@@ -88,10 +97,15 @@ def profile(spec: SpecLike, *, shape: str | Shape | None = None,
 
 @dataclass(frozen=True)
 class Explanation:
-    """What `explain` found: the profile read (or taken now), and each kernel's diagnosis."""
+    """What `explain` found: the profile read (or taken now), and each kernel's diagnosis.
+    For a report of more than one launch, `application` groups them by kernel and ranks the
+    groups by what reaching their roofline would save; `kernels` then holds each group's
+    median launch (complete) with its diagnosis, in that order, while the profile's kernels
+    may carry only the few metrics grouping reads (pragma_ncu.profile.launches)."""
 
     profile: Profile
     kernels: tuple[tuple[KernelProfile, Diagnosis], ...]
+    application: Application | None = None
 
     @property
     def diagnoses(self) -> list[Diagnosis]:
@@ -102,47 +116,72 @@ class Explanation:
 def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
             ceiling_gbps: float | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
-            settings: Settings | None = None, progress: Progress = quiet) -> Explanation:
+            settings: Settings | None = None, progress: Progress = quiet,
+            sources: Sequence[Path] = ()) -> Explanation:
     """What limits each kernel of `report` (a Profile, a .ncu-rep, a profile.json, a folder of
     ncu CSV pages, or a kernel source profiled now), ranked by evidence, by the rules of the
-    collector that measured it. `kernel` keeps the kernels of that name (or part of it)."""
+    collector that measured it. `kernel` keeps the kernels of that name (or part of it). A
+    report of many launches is explained as an application (see `Explanation`); `sources`
+    (files, or folders searched recursively; default: the .cu files beside the report) are
+    where its kernels may be defined, to say how to hand one to `init` and `tune`."""
     settings = settings_or_default(settings)
-    found = report if isinstance(report, Profile) else _profile_of(
+    launches = Launches.of(report) if isinstance(report, Profile) else _launches_of(
         Path(report), reader, spec, shape, options, settings, progress)
-    kernels = _select(found, kernel)
+    found = launches.profile
+    diagnose = _diagnoser(found, settings, ceiling_gbps)
+    if len(found.kernels) > 1:
+        roots = list(sources) or _beside(report)
+        app = explain_application(launches, diagnose, kernel, roots)
+        return Explanation(found, tuple((g.kernel, g.diagnosis) for g in app.groups), app)
+    chosen = launches.full([k.index for k in _select(found, kernel)])
+    return Explanation(found, tuple((k, diagnose(k)) for k in chosen.values()))
+
+
+def _diagnoser(found: Profile, settings: Settings, ceiling_gbps: float | None
+               ) -> Callable[[KernelProfile], Diagnosis]:
+    """A kernel's diagnosis by its collector's rules, with the ceilings found once: the one
+    given, the one the profile recorded, else those this machine measured on the same GPU."""
     knowledge = load_compendium(settings)
-    device = _device_name(kernels)
+    device = _device_name(list(found.kernels))
     copy = cached_for_device(settings.cache_dir / "ceilings.json", device) if device else None
     compute = cached_compute_for_device(settings.cache_dir / "compute_ceilings.json",
                                         device) if device else None
     ceiling = ceiling_gbps or found.collection.get("ceiling_gbps") or (copy.gbps if copy
                                                                         else None)
-    return Explanation(found, tuple(
-        (k, backends.diagnose_in(found, k, knowledge, ceiling,
-                                 compute.per_second if compute else None)) for k in kernels))
+    return lambda k: backends.diagnose_in(found, k, knowledge, ceiling,
+                                          compute.per_second if compute else None)
 
 
-def _profile_of(path: Path, reader: str, spec: Path | None, shape: str | None,
-                options: ProfileOptions | None, settings: Settings,
-                progress: Progress) -> Profile:
+def _beside(report: str | Path | Profile) -> list[Path]:
+    """The CUDA sources beside a report (not below it: an application's build folder)."""
+    if isinstance(report, Profile):
+        return []
+    path = Path(report)
+    folder = path if path.is_dir() else path.parent
+    return sorted(p for p in folder.glob("*") if p.suffix in SOURCE_SUFFIXES)
+
+
+def _launches_of(path: Path, reader: str, spec: Path | None, shape: str | None,
+                 options: ProfileOptions | None, settings: Settings,
+                 progress: Progress) -> Launches:
+    """A kernel source is profiled now; a report's launches are read light (every launch's
+    names, duration and launch configuration; full profiles only of those diagnosed)."""
     if path.suffix in source_suffixes():
         run = profile(load(path, spec), shape=shape, options=options, settings=settings,
                       progress=progress)
         if run.profile is None:
             kind = run.failure_kind()
             raise (kind or KernelFailure)(f"cannot explain {path.name}: {run.problem}")
-        return run.profile
-    return read_report(path, settings, reader)
+        return Launches.of(run.profile)
+    return demangled(read_launches(path, settings, reader), settings)[0]
 
 
 def _select(found: Profile, name: str | None) -> list[KernelProfile]:
     if name is None:
         return list(found.kernels)
-    chosen = [k for k in found.kernels
-              if name in (k.name, k.mangled, k.display_name) or name in k.display_name]
+    chosen = [k for k in found.kernels if matches(k, name)]
     if not chosen:
-        seen = ", ".join(sorted({k.name for k in found.kernels}))
-        raise InputError(f"no kernel matches {name!r}; the report holds: {seen}")
+        raise no_match(name, [k.name for k in found.kernels])
     return chosen
 
 

@@ -8,8 +8,16 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api.application import Application
 from pragma_ncu.cli.common import emit_json, progress_printer, user_errors
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
+from pragma_ncu.report.application import (
+    DEFAULT_TOP,
+    groups_text,
+    overview_markdown,
+    overview_text,
+    to_json,
+)
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 
 
@@ -22,11 +30,21 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
               help="Memory ceiling for the roofline (default: the measured copy ceiling the "
               "profile recorded, else one this machine measured on the same GPU model, else a "
               "copy's practical 85% of ncu's DRAM peak).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Application report: a row for every kernel group.")
+@click.option("--top", type=click.IntRange(min=1),
+              help="Application report: rows for the kernel groups that would save the most "
+              f"(default: {DEFAULT_TOP}, fewer where their lines would not fit one screen).")
+@click.option("--source-dir", "sources", multiple=True, type=click.Path(path_type=Path),
+              help="Application report: where its CUDA sources are (a file, or a folder "
+              "searched recursively; repeatable). A group whose kernel is defined there gets the "
+              "init/tune commands. Default: the .cu files beside the report.")
 @profile_options
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
               show_default=True)
 def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: float | None,
-            spec: Path | None, shape: str | None, params: tuple[str, ...], arch: str | None,
+            show_all: bool, top: int | None, sources: tuple[Path, ...], spec: Path | None,
+            shape: str | None, params: tuple[str, ...], arch: str | None,
             metrics: tuple[str, ...], sections: tuple[str, ...], source: bool, out: Path | None,
             timeout: float, fmt: str) -> None:
     """Explain what limits each kernel in TARGET, ranked by evidence.
@@ -37,13 +55,38 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
     (.c, .cpp) is verified, timed and profiled on the CPU with perf, or with cachegrind where
     the CPU's counters cannot be read; its verdict names the dominant top-down category, or
     the dominant simulated miss or mispredict cause.
+
+    A report of many launches is an application: its launches are grouped by kernel (full
+    name with template arguments, and launch configuration), and one screen ranks the groups
+    by what reaching their attainable roofline would save (GPU time x headroom), with the
+    application's time if each did; --kernel NAME shows a group's full detail.
     """
     options = profile_request(params, arch, metrics, sections, source, out, timeout)
     show = progress_printer(fmt == "table" and sys.stderr.isatty())
     with user_errors():
         found = api.explain(target, kernel=kernel_name, reader=reader, ceiling_gbps=ceiling_gbps,
-                            spec=spec, shape=shape, options=options, progress=show)
-    _emit(found, fmt)
+                            spec=spec, shape=shape, options=options, progress=show,
+                            sources=sources)
+    if found.application is not None:
+        _emit_application(found, found.application, fmt, kernel_name is not None, show_all,
+                          top)
+    else:
+        _emit(found, fmt)
+
+
+def _emit_application(found: api.Explanation, app: Application, fmt: str, detail: bool,
+                      show_all: bool, top: int | None) -> None:
+    """The one screen, or each chosen group's full detail (--kernel, or a single group)."""
+    profile = found.profile
+    if fmt == "json":
+        emit_json({"report": profile.report, "reader": profile.reader,
+                   "collection": profile.collection, "application": to_json(app)})
+    elif detail or app.group_count == 1:
+        click.echo(groups_text(app, markdown=fmt == "md"))
+    elif fmt == "md":
+        click.echo(overview_markdown(app, profile, top, show_all), nl=False)
+    else:
+        click.echo(overview_text(app, profile, top, show_all))
 
 
 def _emit(found: api.Explanation, fmt: str) -> None:

@@ -13,6 +13,13 @@ SMs have work (`NEAR_CEILING`) leaves little to gain there, so a loss elsewhere 
 the kernel's time or more (`WORTH_FIXING`: idle SMs, latency, waste) ranks above it. The limit
 stays in the list, above the smaller findings; it is what the kernel hits once the loss is gone.
 
+A throughput finding needs its unit near its peak: a limit whose unit runs below
+`NEAR_CEILING` is not what bounds the kernel when the stalls say the warps mostly wait (on
+memory, a dependency, a barrier): the wait explains the unit's idle time, so the findings that
+name it (`waiting`, handed over by the rules that read the stalls) are causes of that limit, with
+the same `MIN_OWN` floor. Without stall data nothing is re-ranked: the picture of a busy unit
+below its peak is all a report shows.
+
 Headroom bounds a memory-side loss: scattered sectors, bank conflicts, local traffic, atomics or
 exposed memory latency cost time only while the math pipes have cycles to spare. With a compute
 pipe busy a share b of the active cycles, removing such a loss saves at most 1 - b of the time
@@ -21,6 +28,7 @@ pipe busy a share b of the active cycles, removing such a loss saves at most 1 -
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from pragma_ncu.diagnose.findings import Finding
@@ -63,16 +71,20 @@ def explains(root: str, symptom: str) -> bool:
     return root != symptom and root in SYMPTOMS.get(symptom, ())
 
 
-def rank(findings: list[Finding], near_ceiling: dict[str, float] | None = None
-         ) -> list[Finding]:
+def rank(findings: list[Finding], near_ceiling: dict[str, float] | None = None,
+         waiting: Collection[str] = ()) -> list[Finding]:
     """Findings best explanation first: causes above the symptoms they produce, and losses
     worth fixing above limits that run near their ceiling. `near_ceiling` maps a limit
-    finding's bottleneck to its unit's utilization while the SMs are active."""
+    finding's bottleneck to its unit's utilization while the SMs are active; `waiting` names
+    the findings the stall data back as waits, which explain a limit below its peak."""
     findings = [_within_headroom(f, near_ceiling or {}) for f in findings]
     present = {f.bottleneck: f for f in findings}
     score = {name: f.score for name, f in present.items()}
+    below = {b for b in present if b in LIMITS and (near_ceiling or {}).get(b, 1.0) < NEAR_CEILING}
     edges = [(root, symptom) for symptom in present for root in present
-             if explains(root, symptom) and present[root].score >= MIN_OWN * present[symptom].score]
+             if (explains(root, symptom) or (symptom in below and root in waiting
+                                             and root != symptom))
+             and present[root].score >= MIN_OWN * present[symptom].score]
     for _ in range(len(present)):  # causes chain (occupancy -> memory latency -> latency)
         changed = False
         for root, symptom in edges:

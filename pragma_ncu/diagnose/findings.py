@@ -52,6 +52,11 @@ class Roofline:
     compute_ceiling: float | None = None  # its measured rate, FLOP/s (when cached)
     roofline_fraction: float | None = None  # attainable roofline time / duration
     bound_by: str = ""  # which ceiling sets that roofline
+    # The time the kernel cannot beat doing the same work, over its duration: the largest of
+    # what each ceiling the report can judge by needs (bytes at the copy ceiling, FLOPs at the
+    # compute ceiling, a pipe's work at its peak); None when the report shows none of them.
+    attainable_fraction: float | None = None
+    attainable_by: str = ""  # the ceiling that sets it
 
     @property
     def ceiling_fraction(self) -> float | None:

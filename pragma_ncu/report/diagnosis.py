@@ -45,10 +45,25 @@ def roofline_line(diagnosis: Diagnosis) -> str:
                         f"{r.compute_name} ceiling" if r.compute_ceiling else
                         " (no compute ceiling measured for this GPU: `pragma-ncu ceilings` "
                         "on it measures them)"))
-    if r.roofline_fraction is not None and r.bound_by:
+    if r.attainable_fraction is not None:
+        parts.append(f"{r.attainable_fraction:.0%} of the attainable roofline "
+                     f"(set by {r.attainable_by})")
+    elif r.roofline_fraction is not None and r.bound_by:
         parts.append(f"{r.roofline_fraction:.0%} of the attainable roofline "
                      f"(bound by {r.bound_by})")
     return "; ".join(parts) or "not known from this profile"
+
+
+def verdict_text(diagnosis: Diagnosis) -> str:
+    """'memory_bandwidth: <the top finding>', or why there is none: the kernel at its roofline
+    with nothing else found, or a report without the speed-of-light figures to judge by."""
+    if diagnosis.findings:
+        return f"{diagnosis.classification}: {diagnosis.findings[0].title}"
+    r = diagnosis.roofline
+    if r.compute_pct is None and r.dram_peak_pct is None and r.attainable_fraction is None:
+        return (f"{diagnosis.classification}: not judged, the report has no speed-of-light "
+                "(unit utilization) figures to judge by")
+    return f"{diagnosis.classification}: no bottleneck stands out"
 
 
 MAX_GAPS = 6
@@ -113,9 +128,7 @@ def _actions(f: Finding) -> list[str]:
 
 def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
     out = [f"Kernel {kernel.display_name or kernel.name}",
-           f"Verdict: {diagnosis.classification}"
-           + (f": {diagnosis.findings[0].title}" if diagnosis.findings
-              else ": no bottleneck stands out"),
+           f"Verdict: {verdict_text(diagnosis)}",
            f"Roofline: {roofline_line(diagnosis)}", ""]
     gaps = coverage_lines(diagnosis)
     if gaps:
@@ -152,8 +165,7 @@ def _top_evidence(d: Diagnosis) -> list[Evidence]:
 
 def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
     out = [f"## `{kernel.display_name or kernel.name}`", "",
-           f"**Verdict:** {diagnosis.classification}"
-           + (f": {diagnosis.findings[0].title}" if diagnosis.findings else ""), "",
+           f"**Verdict:** {verdict_text(diagnosis)}", "",
            f"**Roofline:** {roofline_line(diagnosis)}", ""]
     gaps = coverage_lines(diagnosis)
     if gaps:

@@ -75,7 +75,7 @@ def read_side(target: str, label: str, settings: Settings, reader: str = "auto",
         raise TriageError(_named(label, path, exc)) from None
     if not launches.profile.kernels:
         raise TriageError(f"{label} {path}: the profile holds no kernel")
-    launches, notes = _demangled(launches, settings)
+    launches, notes = demangled(launches, settings)
     sidecar = timing_path(source if source.is_file() else path)
     timings = read_timings(sidecar) if sidecar is not None else ()
     return Side(str(path), kind, launches.profile, timings, notes, launches)
@@ -87,7 +87,7 @@ def _named(label: str, path: Path, exc: Exception) -> str:
     return f"{label}: {text}" if text.startswith(str(path)) else f"{label} {path}: {text}"
 
 
-def _demangled(launches: Launches, settings: Settings) -> tuple[Launches, tuple[str, ...]]:
+def demangled(launches: Launches, settings: Settings) -> tuple[Launches, tuple[str, ...]]:
     """Readable names for a report that carries mangled symbols only (a raw CSV page
     exported with --print-kernel-base mangled and no details page)."""
     bare = {k.mangled for k in launches.profile.kernels

@@ -169,11 +169,15 @@ def test_explain_cli_unknown_kernel_lists_the_names():
 
 
 def test_a_report_of_many_kernels_is_explained_kernel_by_kernel():
-    """CSV pages of an ncu report of a whole program (`bench` of softmax, ten launches)."""
+    """CSV pages of an ncu report of a whole program (`bench` of softmax, ten launches): one
+    entry per kernel group, every launch kept in the JSON; --kernel gives one group's section."""
     multi = ROOT / "tests" / "fixtures" / "profiles_multi"
     result = CliRunner().invoke(cli, ["explain", str(multi), "--format", "json"])
     assert result.exit_code == 0, result.output
-    names = [k["name"] for k in json.loads(result.output)["kernels"]]
-    assert len(names) == 10 and "softmax" in names and len(set(names)) >= 4
+    groups = json.loads(result.output)["application"]["groups"]
+    names = [g["name"] for g in groups]
+    assert sum(len(g["launches"]) for g in groups) == 10 and "softmax" in names
+    assert len(names) == len(set(names)) >= 4
     one = CliRunner().invoke(cli, ["explain", str(multi), "--kernel", "softmax"])
-    assert one.exit_code == 0 and one.output.count("Kernel ") == 1
+    assert one.exit_code == 0 and one.output.count("\nKernel ") == 1
+    assert one.output.startswith("Kernel group softmax")

@@ -6,12 +6,13 @@ rule results beside them, and what the collection could not assess (coverage).""
 from __future__ import annotations
 
 from pragma_ncu.backends.cuda.diagnosis import coverage
-from pragma_ncu.backends.cuda.diagnosis.detectors import (
-    AT_ROOFLINE,
-    DETECTORS,
-    dram_ceiling_fraction,
-)
+from pragma_ncu.backends.cuda.diagnosis.detectors import AT_ROOFLINE, DETECTORS, LAUNCH_FLOOR_NS
 from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
+from pragma_ncu.backends.cuda.diagnosis.traffic import (
+    PRACTICAL_DRAM,
+    dram_ceiling_fraction,
+    useful_dram_share,
+)
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
 from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
@@ -40,6 +41,9 @@ RULE_CLASSES: dict[str, tuple[str, ...]] = {
     "MemoryL2Compression": (),
 }
 MIN_SCORE = 0.02
+# The findings that name what warps wait on: where the stalls back them, they explain a limit
+# below its peak (causality.rank's `waiting`).
+WAITS = ("memory_latency", "barrier_stall", "latency_bound")
 
 
 def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
@@ -55,7 +59,7 @@ def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | 
     measured compute ceilings (ComputeCeiling.per_second), for the attainable roofline."""
     s = Signals.of(kernel, resources, ceiling_gbps)
     found = [f for f in (detect(s) for detect in DETECTORS) if f and f.score >= MIN_SCORE]
-    ranked = causality.rank(found, _limit_levels(s))
+    ranked = causality.rank(found, _limit_levels(s), WAITS if s.stalls is not None else ())
     findings = tuple(_with_actions(f, knowledge, kernel.rules) for f in ranked)
     metrics = [e.metric for f in findings for e in f.evidence] + _roofline_metrics()
     citations, uncited = cite(metrics, knowledge)
@@ -72,7 +76,7 @@ def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | 
 def _limit_levels(s: Signals) -> dict[str, float]:
     """Each limit's unit utilization while the SMs are active (for causality.rank)."""
     pipe, busy = s.top_pipe()
-    levels = {"memory_bandwidth": s.per_active("dram"), "l2_bandwidth": s.per_active("l2"),
+    levels = {"memory_bandwidth": s.memory_traffic()[1], "l2_bandwidth": s.per_active("l2"),
               "l1_bandwidth": s.val("l1"),
               "instruction_issue": s.val("issue")}
     if pipe:
@@ -114,16 +118,48 @@ def roofline_of(sig: Signals, compute: dict[str, float] | None = None) -> Roofli
     # which says nothing of a compute-bound kernel: leave it unknown then.
     # The attainable roofline stands on measured ceilings only (ncu's DRAM peak is no copy).
     known = not flops or bool(compute and compute.get(COMPUTE_KINDS[kind][0]))
-    bound = attainable(dram, flops.get(kind), kind, sig.ceiling_gbps, compute) if known else None
+    needed = dram * useful_dram_share(sig) if dram is not None else None  # bytes the work needs
+    bound = attainable(needed, flops.get(kind), kind, sig.ceiling_gbps, compute) if known else None
     total = sum(flops.values()) or None
+    measured = bound.fraction(duration / 1e3) if bound and duration else None
+    reached, reached_by = attainable_fraction(sig, measured, bound.binding if bound else "")
     return Roofline(duration, dram, achieved, dram_pct, ceiling, source,
                     100 * sig.val("sm") if sig.has("sm") else None, pipe,
                     100 * busy if pipe else None, binding, round(100 * level, 2), at_roof,
                     total, total / duration * 1e9 if total and duration else None,
                     COMPUTE_KINDS[kind][1] if flops else "",
                     (compute or {}).get(COMPUTE_KINDS[kind][0]) if flops else None,
-                    bound.fraction(duration / 1e3) if bound and duration else None,
-                    bound.binding if bound else "")
+                    measured, bound.binding if bound else "", reached, reached_by)
+
+
+def attainable_fraction(sig: Signals, measured: float | None = None, measured_by: str = ""
+                        ) -> tuple[float | None, str]:
+    """(time the kernel cannot beat doing the same work / its duration, the ceiling that sets
+    it). Each ceiling the report can judge by gives a time the work needs at least, and the
+    largest binds: the attainable roofline on measured ceilings (`measured`), the DRAM traffic
+    the work needs (unused sector bytes and local traffic left out, where the report counts
+    them) at the practical copy ceiling, and the busiest compute pipe's work at its peak (over the
+    SMs' active share of the time, lanes that do work only, where the report counts them), which
+    stands in for the FLOPs a default set does not count; and however little a launch does, it
+    takes LAUNCH_FLOOR_NS. L1, L2 and issue slots are no roof: their saturation is usually
+    traffic or instructions to remove."""
+    found: list[tuple[float, str]] = []
+    if measured is not None:
+        found.append((measured, f"{measured_by} at the measured ceilings"))
+    dram = dram_ceiling_fraction(sig, sig.ceiling_gbps)
+    if dram is not None:
+        found.append((dram * useful_dram_share(sig), "DRAM traffic at the " + (
+            "measured copy ceiling" if sig.ceiling_gbps and sig.has("dram_bytes") else
+            f"practical copy ceiling ({PRACTICAL_DRAM:.0%} of ncu's DRAM peak)")))
+    pipe, busy = sig.top_pipe()
+    if pipe:
+        found.append((busy * sig.active * sig.lanes, f"the {pipe} pipe's work at its peak"))
+    duration = sig.get("duration_ns")
+    if not found or not duration:
+        return None, ""
+    found.append((LAUNCH_FLOOR_NS / duration, "the shortest a launch takes"))
+    fraction, by = max(found)
+    return min(1.0, fraction), by
 
 
 TENSOR_FLOP_PER_HMMA = 2 * 16 * 8 * 16  # one HMMA.16816 (sm_80+); wmma 16x16x16 issues two

@@ -25,14 +25,29 @@ from pragma_ncu.backends.cuda.diagnosis.signals import (
     Signals,
     occupancy_limiter,
 )
+from pragma_ncu.backends.cuda.diagnosis.traffic import (
+    PRACTICAL_DRAM,
+    dram_ceiling_fraction,
+    global_waste,
+    global_waste_share,
+    local_fraction,
+    useful_dram_share,
+)
+from pragma_ncu.diagnose.causality import NEAR_CEILING
 from pragma_ncu.diagnose.findings import Evidence, Finding
 
 Detector = Callable[[Signals], Finding | None]
 
-PRACTICAL_DRAM = 0.85  # a large copy reaches ~85-88% of ncu's DRAM peak (H200: 4.1-4.2 of 4.8 TB/s)
 AT_ROOFLINE = 0.90  # of the practical ceiling: what a copy of the same bytes would reach
 BUSY = 0.60  # a unit above 60% of its peak is where the time goes, below it latency shows
+# ... but it is "the bound" only near its peak (NEAR_CEILING, 80%): between the two it carries
+# the time while something else (what the stalls name, where the report has them) holds the rest
+WAITING = 0.5  # half the stalls waiting on memory, dependencies or barriers: latency holds it
+IDLE_UNEXPLAINED = 0.5  # SMs idle half the time with no small grid, tail or short run to blame
 SHORT_NS, FADE_NS = 5_000.0, 10_000.0  # ~2x a launch's own latency; beyond 10 µs it fades out
+# No launch is shorter, however little it does: the shortest of every recording (an H200, a
+# 2-block fill in tests/fixtures/apps/torch_block: 1.89 µs; the corpus' tiny kernels 2.4 µs)
+LAUNCH_FLOOR_NS = 1_888.0
 IDEAL_WAVEFRONTS = 4.0  # L1 wavefronts per request of a coalesced 16-byte access (the widest)
 SHARED_ONLY_L2 = 0.05  # L2 traffic below 5% of the L1's: the L1 work is shared memory
 
@@ -40,15 +55,6 @@ SHARED_ONLY_L2 = 0.05  # L2 traffic below 5% of the L1's: the L1 work is shared 
 def _f(bottleneck: str, title: str, score: float, summary: str, evidence: tuple[Evidence, ...]
        ) -> Finding:
     return Finding(bottleneck, title, max(0.0, min(1.0, score)), summary, evidence)
-
-
-def dram_ceiling_fraction(sig: Signals, ceiling_gbps: float | None) -> float | None:
-    """Achieved DRAM bandwidth as a fraction of the practical ceiling: the measured copy
-    ceiling when known, else PRACTICAL_DRAM of ncu's peak."""
-    dram_bytes, duration = sig.get("dram_bytes"), sig.get("duration_ns")
-    if ceiling_gbps and dram_bytes and duration:
-        return dram_bytes / duration / ceiling_gbps
-    return sig.val("dram") / PRACTICAL_DRAM if sig.has("dram") else None
 
 
 def memory_bandwidth(sig: Signals) -> Finding | None:
@@ -71,20 +77,10 @@ def memory_bandwidth(sig: Signals) -> Finding | None:
                + ("Only fewer bytes (fusion, smaller types, reuse through cache) make it faster."
                   if at_roof else "More bytes in flight (wider loads, several elements per "
                   "thread) could push it to the roofline."))
-    useful = (1 - _dram_waste(sig)) * (1 - local_fraction(sig))
-    return _f("memory_bandwidth", title, load * sig.active * useful, summary,
+    return _f("memory_bandwidth", title, load * sig.active * useful_dram_share(sig), summary,
               (sig.ev("dram", f"{frac:.0%} of {basis}", 100, "%"), sig.ev("dram_bytes"),
                *((sig.ev("l2", "carrying DRAM traffic", 100, "%"), sig.ev("l2_reuse"))
                  if unit == L2_CARRYING else ())))
-
-
-def _dram_waste(s: Signals) -> float:
-    """The fraction of DRAM bytes that are unused parts of sectors: the global waste that got
-    past L1 (a sector reused from L1 is fetched from DRAM once)."""
-    waste = global_waste(s)
-    if waste is None:
-        return 0.0
-    return waste[0] * (1 - s.val("l1_hit_rate"))
 
 
 def l2_bandwidth(sig: Signals) -> Finding | None:
@@ -93,38 +89,14 @@ def l2_bandwidth(sig: Signals) -> Finding | None:
     if not sig.has("l2") or sig.per_active("l2") < BUSY or not sig.l2_serves_its_own():
         return None
     useful = (1 - global_waste_share(sig)) * (1 - local_fraction(sig))
-    return _f("l2_bandwidth", "L2-bandwidth-bound: data served from L2 at its limit",
-              l2 * useful,
+    title = ("L2-bandwidth-bound: data served from L2 at its limit"
+             if sig.per_active("l2") >= NEAR_CEILING else
+             "L2-bandwidth-heavy, below its peak: data served from L2")
+    return _f("l2_bandwidth", title, l2 * useful,
               f"L2 runs at {l2:.0%} of its peak while DRAM runs at {dram:.0%}: the kernel re-reads "
               "data that stays in L2 (or moves local-memory or wasted sector traffic). Reuse it "
               "from registers or shared memory (tiling) so each byte crosses L2 once.",
               (sig.ev("l2", "", 100, "%"), sig.ev("dram", "", 100, "%")))
-
-
-def global_waste(sig: Signals) -> tuple[float, str, float] | None:
-    """(fraction of fetched global sector bytes unused, metric, bytes used per sector) over
-    loads and stores, weighted by their sectors (or instructions) where known."""
-    parts = []
-    for op in ("ld", "st"):
-        used = sig.get(f"global_{op}_bytes_per_sector")
-        if used is None:
-            continue
-        weight = sig.get(f"global_{op}_sectors")
-        parts.append((1 - min(used, 32.0) / 32.0, weight, op, used))
-    if not parts:
-        return None
-    if all(w is not None for _, w, _, _ in parts) and sum(w or 0 for _, w, _, _ in parts) > 0:
-        total = sum(w or 0.0 for _, w, _, _ in parts)
-        waste = sum(x * (w or 0.0) for x, w, _, _ in parts) / total
-    else:
-        waste = max(x for x, _, _, _ in parts)
-    worst = max(parts, key=lambda p: p[0] * (p[1] or 1.0))
-    return waste, sig.readings[f"global_{worst[2]}_bytes_per_sector"].metric, worst[3]
-
-
-def global_waste_share(sig: Signals) -> float:
-    found = global_waste(sig)
-    return found[0] if found else 0.0
 
 
 def _memory_pressure(s: Signals) -> float:
@@ -200,21 +172,6 @@ def bank_conflicts(sig: Signals) -> Finding | None:
               "serialized into many passes.",
               (sig.ev("l1_wavefronts_per_request", f"ideal <= {IDEAL_WAVEFRONTS:.0f}"),
                sig.ev("l1", "", 100, "%"), sig.ev("l2", "", 100, "%")))
-
-
-def local_fraction(sig: Signals) -> float:
-    """Local-memory traffic as a share of local + global traffic at L1 (bytes, else
-    instructions)."""
-    local = sig.get("local_bytes")
-    sectors = (sig.get("global_ld_sectors") or 0.0) + (sig.get("global_st_sectors") or 0.0)
-    if local is not None and sectors > 0:
-        return local / (local + 32.0 * sectors)
-    if local is not None and sig.get("dram_bytes"):
-        return local / (local + (sig.get("dram_bytes") or 0.0))
-    li, gi = sig.get("local_instructions"), sig.get("global_instructions")
-    if li is not None and gi is not None and li + gi > 0:
-        return li / (li + gi)
-    return 0.0
 
 
 SCATTERED_LOCAL = 8.0  # sectors per local request: spills touch one slot per warp (4 sectors)
@@ -297,19 +254,38 @@ def grid_size(sig: Signals) -> Finding | None:
 def tail_effect(sig: Signals) -> Finding | None:
     waves = sig.get("waves")
     if waves is None or waves <= 1 or waves > 8:  # past 8 waves a partial one costs < 6%
-        return None
+        return uneven_blocks(sig)
     full = math.ceil(waves)
     predicted = (full - waves) / full
     measured = 1 - sig.active if sig.has("sm_active") else None
     idle = min(predicted, measured) if measured is not None else predicted * 0.5
     if idle < 0.1:
-        return None
+        return uneven_blocks(sig)
     return _f("tail_effect", "Partial last wave (tail effect)", idle,
               f"{waves:.2f} waves of blocks: the last wave keeps only part of the SMs busy, and "
               f"the SMs idle for about {idle:.0%} of the time. Size the grid to whole waves, or "
               "use smaller blocks so the last wave is thinner.",
               (sig.ev("waves"), sig.ev("grid"),
                sig.ev("sm_active", "fraction of time SMs had work")))
+
+
+def uneven_blocks(sig: Signals) -> Finding | None:
+    """The SMs idle most of the time though the grid fills them, the kernel is long enough to
+    ramp up and no partial wave explains it: a few blocks run long after the others finished
+    (the tail of uneven work, not of the wave count)."""
+    if not sig.has("sm_active") or 1 - sig.active < IDLE_UNEXPLAINED:
+        return None
+    grid, sms, duration = sig.get("grid"), sig.get("sms"), sig.get("duration_ns")
+    if (grid and sms and grid < sms) or (duration is not None and duration < FADE_NS):
+        return None  # a small grid or a short kernel is the reason: their findings say it
+    idle = 1 - sig.active
+    return _f("tail_effect", "SMs idle most of the time: the blocks' work is uneven", idle,
+              f"The SMs have work {sig.active:.0%} of the time although the grid has "
+              f"{grid or 0:.0f} blocks: a few blocks run long after the others finished. Split "
+              "the long blocks' work, or give each block an even share (ncu's "
+              "WorkloadDistribution section shows which SMs idle).",
+              (sig.ev("sm_active", "fraction of time SMs had work"), sig.ev("grid"),
+               sig.ev("sms")))
 
 
 def launch_overhead(sig: Signals) -> Finding | None:
@@ -344,7 +320,8 @@ def compute(sig: Signals) -> Finding | None:
         return None
     bottleneck = PIPES[pipe]
     at_roof = busy >= AT_ROOFLINE and sig.lanes >= 0.9
-    title = f"Compute-bound on the {pipe} pipe" + (", at the roofline" if at_roof else "")
+    title = (f"Compute-bound on the {pipe} pipe" + (", at the roofline" if at_roof else "")
+             if busy >= NEAR_CEILING else f"Compute-heavy on the {pipe} pipe, below its peak")
     return _f(bottleneck, title, busy * sig.lanes * sig.active,
               f"The {pipe} pipe is busy {busy:.0%} of the active cycles. "
               + ("It runs near its peak: only fewer or cheaper instructions for the same result "
@@ -356,14 +333,37 @@ def compute(sig: Signals) -> Finding | None:
 
 
 def issue_bound(sig: Signals) -> Finding | None:
-    issue = sig.get("issue")
-    if issue is None or issue < 0.8 or sig.top_pipe()[1] >= BUSY:
-        return None
-    return _f("instruction_issue", "Instruction-issue-bound", issue * sig.active,
-              f"Schedulers issue on {issue:.0%} of active cycles with no single pipe saturated: "
-              "the kernel executes too many instructions. Remove index arithmetic, use vector "
-              "loads, unroll.", (sig.ev("issue", "", 100, "%"),
-                                 sig.ev_metric("smsp__inst_executed.sum")))
+    """The SM side carries the time with no pipe busy: the schedulers issue on most active
+    cycles (or ncu's SM throughput, the busiest of the SM's sub-units, is high). Near the peak
+    the kernel is issue-bound; between BUSY and the peak it is busy but not saturated, and the
+    stalls (where the report has them) say what holds the rest."""
+    issue, sm = sig.get("issue"), sig.per_active("sm") if sig.has("sm") else None
+    level = max((v for v in (issue, sm) if v is not None), default=0.0)
+    pipe, busy = sig.top_pipe()
+    if level < BUSY or busy >= BUSY or max(sig.val("l1"), sig.val("pipe_LSU")) >= level:
+        return None  # a pipe, or the L1 side, is the busier: its own finding speaks for it
+    evidence = (sig.ev("issue", "", 100, "%"), sig.ev("sm", "", 100, "%"),
+                sig.ev_metric("smsp__inst_executed.sum"))
+    if (issue or 0.0) >= NEAR_CEILING:
+        return _f("instruction_issue", "Instruction-issue-bound", level * sig.active,
+                  f"Schedulers issue on {issue:.0%} of active cycles with no single pipe "
+                  "saturated: the kernel executes too many instructions. Remove index "
+                  "arithmetic, use vector loads, unroll.", evidence)
+    top = sig.stalls.top(1) if sig.stalls else []
+    rest = (f"Warps stall mostly on {top[0][0].replace('_', ' ')}." if top else
+            "This collection has no warp-state statistics to say what holds the rest (see "
+            "what was not assessed).")
+    shown = ", ".join(f"{name} {value:.0%}" for name, value in
+                      (("issue slots", issue), ("SM throughput", sm)) if value is not None)
+    near = level >= NEAR_CEILING  # ncu's SM throughput near its peak, the issue rate not
+    return _f("instruction_issue", (f"SM-bound ({shown}), no pipe saturated" if near else
+                                    f"SM side busy below its peak ({shown})"),
+              level * sig.active,
+              f"The SM side carries the time ({shown} while the SMs are active) with no pipe "
+              f"near its peak (busiest: {pipe or 'none collected'} at {busy:.0%})"
+              + ("." if near else f", yet below the rate the SM sustains. {rest}")
+              + " Fewer instructions per element (index arithmetic, vector loads, unrolling) "
+              "shorten it either way.", evidence)
 
 
 def memory_latency(sig: Signals) -> Finding | None:
@@ -381,13 +381,20 @@ def memory_latency(sig: Signals) -> Finding | None:
 
 
 def latency_bound(sig: Signals) -> Finding | None:
-    if not (sig.has("sm") and (sig.has("dram") or sig.has("l1"))) or sig.exposure < 1 - BUSY:
+    """No unit busy: warps wait. Where the stalls say they mostly wait (on memory, a
+    dependency, a barrier), a unit busy below its peak does not carry the time either."""
+    if not (sig.has("sm") and (sig.has("dram") or sig.has("l1"))):
         return None  # without the speed-of-light figures idleness cannot be told
+    waits = sig.stalls.waiting if sig.stalls else 0.0
+    if sig.exposure < (1 - NEAR_CEILING if waits >= WAITING else 1 - BUSY):
+        return None
     unit, busy = sig.busiest()
     top = sig.stalls.top(1) if sig.stalls else []
     why = (f"Warps mostly stall on {top[0][0].replace('_', ' ')}." if top else
            "This collection has no warp-state statistics to say what the warps wait for.")
-    return _f("latency_bound", "Latency-bound: no unit is busy", 0.9 * sig.exposure * sig.active,
+    title = ("Latency-bound: no unit is busy" if busy < BUSY else
+             f"Latency-bound: warps wait, {unit} below its peak")
+    return _f("latency_bound", title, 0.9 * sig.exposure * sig.active,
               f"The busiest unit ({unit}) runs at {busy:.0%} of its peak while the SMs are "
               f"active: warps wait rather than work. {why}",
               (sig.ev("sm", "", 100, "%"), sig.ev("dram", "", 100, "%"), sig.ev("l1", "", 100, "%"),
@@ -433,7 +440,9 @@ def l1_bandwidth(sig: Signals) -> Finding | None:
     l1 = sig.get("l1")
     if l1 is None or l1 < BUSY:
         return None
-    return _f("l1_bandwidth", "L1/shared-memory-bandwidth-bound", l1 * sig.active,
+    title = ("L1/shared-memory-bandwidth-bound" if l1 >= NEAR_CEILING else
+             "L1/shared-memory-heavy, below its peak")
+    return _f("l1_bandwidth", title, l1 * sig.active,
               f"The L1/TEX unit (shared memory, and global or local accesses through L1) is busy "
               f"{l1:.0%} of the active cycles: the kernel moves data between L1 and the SM as "
               "fast as it can. Fewer shared-memory accesses per result (register blocking, warp "

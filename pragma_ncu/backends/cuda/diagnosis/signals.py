@@ -36,6 +36,12 @@ LIMITERS = {
 }
 L2_CARRYING = "L2 (DRAM traffic)"  # the unit name when L2 passing DRAM traffic is the busier
 NOT_STALLS = ("selected",)  # "selected" is the issue itself, not a wait
+# Stall reasons where a warp waits for something to finish (memory, a dependency, a barrier,
+# a fence, a branch, an instruction fetch) rather than for a busy unit: these explain the idle
+# time of a unit below its peak. The others (not_selected, math_pipe_throttle, mio_throttle,
+# lg_throttle, tex_throttle, dispatch_stall, misc) say a unit or the scheduler is busy.
+WAIT_STALLS = ("long_scoreboard", "short_scoreboard", "wait", "barrier", "membar", "drain",
+               "branch_resolving", "no_instruction", "sleeping", "imc_miss")
 PIPE_NEAR_ISSUE = 0.1  # a pipe this close to the issue rate is what the issue rate serves
 L2_BEYOND_DRAM = 0.15  # L2 is its own limit only when it does this much more than DRAM's share
 L2_REUSE_HITS = 0.6  # ... and serves hits: a streaming kernel's L2 hit rate is about 0.5
@@ -63,6 +69,11 @@ class Stalls:
     def share(self, *reasons: str) -> float:
         total = self.total
         return sum(self.by_reason.get(r, 0.0) for r in reasons) / total if total else 0.0
+
+    @property
+    def waiting(self) -> float:
+        """The share of stalls where warps wait for something to finish (WAIT_STALLS)."""
+        return self.share(*WAIT_STALLS)
 
     def top(self, count: int = 3) -> list[tuple[str, float]]:
         items = [(k, v) for k, v in self.by_reason.items() if k not in NOT_STALLS]
