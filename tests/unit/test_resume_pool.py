@@ -26,8 +26,8 @@ def handed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The pool each run is handed, instead of running it."""
     got: list[Any] = []
 
-    def run(task, config, run_id, db, store, llm, arch, timeout, pool, settings, progress):
-        got.append((config, pool))
+    def run(task, config, run_id, *rest):  # rest: db (or start), store, llm, arch, timeout, pool
+        got.append((config, rest[5]))
         return api.TuneResult(run_id)
     monkeypatch.setattr(tuning, "_run", run)
     return got
