@@ -29,9 +29,9 @@ python3 -m pragma_ncu.pool.devices > "$OUT/devices.json"
 gpu1=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][1]["uuid"])' \
        < "$OUT/devices.json" 2>/dev/null) || { echo "needs two GPUs"; exit 2; }
 
-run() {  # label
+run() {  # label, seconds at most
     local t=$SECONDS
-    timeout 50 python3 -m pragma_ncu autotune "${ARGS[@]}" --out "$OUT/$1" \
+    timeout "$2" python3 -m pragma_ncu autotune "${ARGS[@]}" --out "$OUT/$1" \
         > "$OUT/$1.txt" 2> "$OUT/$1.err"
     echo "$1: exit $? in $((SECONDS - t)) s"
     grep -h "calibrat" "$OUT/$1.err"
@@ -62,13 +62,13 @@ print(f"busy: {launches} spin launches")
 EOF
 }
 
-run idle
+run idle 55
 rm -f "$OUT/busy.ready"
-CUDA_VISIBLE_DEVICES=$gpu1 busy 55 > "$OUT/busy.log" 2>&1 &
+CUDA_VISIBLE_DEVICES=$gpu1 busy 50 > "$OUT/busy.log" 2>&1 &
 busy_pid=$!
 for _ in $(seq 30); do [ -f "$OUT/busy.ready" ] && break; sleep 0.5; done
 [ -f "$OUT/busy.ready" ] || { echo "the busy process did not start:"; cat "$OUT/busy.log"; }
-run loaded
+run loaded 45
 kill "$busy_pid" 2>/dev/null
 wait "$busy_pid" 2>/dev/null
 cat "$OUT/busy.log"
