@@ -72,9 +72,10 @@ LAYERS: tuple[Layer, ...] = (
     Layer(8, "spec and the nouns every stage shares",
           "spec, its validator and Python description, kernel templates, toolchain discovery, "
           "the LLM client, the run store, dtypes, expressions, measurements, statistics, "
-          "round records, the roofline",
+          "round records, the roofline, Markdown text",
           ("spec", "specfile", "describe", "kernel_template", "toolchain", "llm", "store",
-           "dtypes", "expr", "measurement", "stats", "records", "roofline", "backends.*.abi")),
+           "dtypes", "expr", "measurement", "stats", "records", "roofline", "markdown",
+           "backends.*.abi")),
     Layer(9, "errors, settings, resources",
           "typed exceptions; the one reader of environment variables; shipped data",
           ("errors", "settings", "resources")),

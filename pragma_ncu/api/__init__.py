@@ -27,7 +27,13 @@ from pragma_ncu.api.commands import (
     profile,
 )
 from pragma_ncu.api.common import SpecLike, load, shapes_of
-from pragma_ncu.api.search import ShapesResult, autotune, autotune_shapes, default_out
+from pragma_ncu.api.search import (
+    ShapesResult,
+    autotune,
+    autotune_shapes,
+    convert_table,
+    default_out,
+)
 from pragma_ncu.api.triage import triage
 from pragma_ncu.api.tune import (
     DeviceCheckError,
@@ -38,13 +44,14 @@ from pragma_ncu.api.tune import (
 )
 from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
 from pragma_ncu.backends.cuda.bench import BenchReport
+from pragma_ncu.search.output import TableFormat
 from pragma_ncu.search.results import SearchResult
 from pragma_ncu.triage.report import TriageReport
 
 __all__ = [
     "AnyProfileRun", "BenchReport", "Ceilings", "DeviceCheckError", "Explanation",
     "Initialized", "PoolRequest", "ProfileOptions", "SearchResult", "ShapesResult",
-    "SpecLike", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError", "autotune",
-    "autotune_shapes", "bench", "ceilings", "default_out", "explain", "init", "llm_config",
-    "load", "profile", "shapes_of", "triage", "tune",
+    "SpecLike", "TableFormat", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError",
+    "autotune", "autotune_shapes", "bench", "ceilings", "convert_table", "default_out",
+    "explain", "init", "llm_config", "load", "profile", "shapes_of", "triage", "tune",
 ]

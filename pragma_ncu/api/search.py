@@ -19,11 +19,19 @@ from pragma_ncu.api.common import (
     shapes_of,
     target_of,
 )
-from pragma_ncu.backends.base import PoolRequest, Session
+from pragma_ncu.backends.base import PoolRequest, Session, UsageError
 from pragma_ncu.errors import InputError, NoGPUError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search import autotune as search
-from pragma_ncu.search.output import write_results, write_table
+from pragma_ncu.search import table as tables
+from pragma_ncu.search import vllm_table
+from pragma_ncu.search.output import (
+    OWN_LAYOUT,
+    TableFormat,
+    table_roles,
+    write_results,
+    write_table,
+)
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Progress as Evaluations
 from pragma_ncu.settings import Settings
@@ -34,10 +42,15 @@ EvaluationsFor = Callable[[WorkerPool | None], Evaluations | None]
 
 @dataclass(frozen=True)
 class ShapesResult:
-    """`autotune_shapes`: each shape's search, and the config table they were all added to."""
+    """`autotune_shapes`: each shape's search, and the config table files they were all added
+    to (one in this tool's layout; in vLLM's, one per combination of the fixed dims)."""
 
     results: tuple[SearchResult, ...]
-    table: Path | None = None
+    tables: tuple[Path, ...] = ()
+
+    @property
+    def table(self) -> Path | None:
+        return self.tables[0] if self.tables else None
 
 
 @checked
@@ -51,18 +64,20 @@ def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: st
              budget: int = 200, time_budget: float | None = None, top_k: int = 5,
              rounds: int = 2, seed: int = 0, incumbent: dict[str, ParamValue] | None = None,
              arch: str | None = None, timeout: float = 60.0, out: Path | None = None,
-             configs: Path | None = None, pool: PoolRequest | None = None,
-             settings: Settings | None = None, progress: Progress = quiet,
-             evaluations: EvaluationsFor | None = None) -> SearchResult:
+             configs: Path | None = None, config_format: TableFormat = OWN_LAYOUT,
+             pool: PoolRequest | None = None, settings: Settings | None = None,
+             progress: Progress = quiet, evaluations: EvaluationsFor | None = None
+             ) -> SearchResult:
     """Search the parameters `spec` declares inside the device's limits (docs/tuner.md):
     every point verified at every shape, timed at `shapes` (all of the spec's by default; the
     others are then verified only), the top `top_k` re-tested over `rounds`, a winner only
     beyond the noise. With `out`, writes the instantiated best kernel, results.json,
-    evaluations.jsonl and the config table (under `configs`, default out/configs) and lists
-    them in `SearchResult.files`. `evaluations(pool)` gives a callback for every evaluated
-    point (the progress line)."""
+    evaluations.jsonl and the config table (under `configs`, default out/configs, in the
+    layout `config_format` names) and lists them in `SearchResult.files`.
+    `evaluations(pool)` gives a callback for every evaluated point (the progress line)."""
     task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
-                                                    time_budget, top_k, rounds, seed)
+                                                    time_budget, top_k, rounds, seed,
+                                                    config_format)
     with _session(task, settings, arch, timeout, pool, progress) as (session, workers):
         found = search.autotune(task, chosen, session.evaluator(task), options,
                                 check_shapes=checks, incumbent=incumbent,
@@ -71,7 +86,7 @@ def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: st
         result = _on(found, session)
     if out is None:
         return result
-    written = write_results(result, task, out, chosen, configs)
+    written = write_results(result, task, out, chosen, configs, config_format)
     return replace(result, files=tuple((k, str(v)) for k, v in written.items()))
 
 
@@ -81,13 +96,16 @@ def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
                     top_k: int = 5, rounds: int = 2, seed: int = 0,
                     incumbent: dict[str, ParamValue] | None = None, arch: str | None = None,
                     timeout: float = 60.0, out: Path | None = None, configs: Path | None = None,
-                    pool: PoolRequest | None = None, settings: Settings | None = None,
-                    progress: Progress = quiet) -> ShapesResult:
+                    config_format: TableFormat = OWN_LAYOUT, pool: PoolRequest | None = None,
+                    settings: Settings | None = None, progress: Progress = quiet
+                    ) -> ShapesResult:
     """`autotune` of each shape on its own (a configuration per shape; with a pool the shapes
     are spread over its workers). With `out`, each shape's results go to out/<shape> and every
-    winner to the config table (under `configs`, default out/configs)."""
+    winner to the config table (under `configs`, default out/configs, in the layout
+    `config_format` names)."""
     task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
-                                                    time_budget, top_k, rounds, seed)
+                                                    time_budget, top_k, rounds, seed,
+                                                    config_format)
     with _session(task, settings, arch, timeout, pool, progress) as (session, _):
         found = search.autotune_shapes(task, chosen, session.evaluator(task), options,
                                        check_shapes=checks, incumbent=incumbent,
@@ -97,16 +115,37 @@ def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
         return ShapesResult(tuple(results))
     folder = configs or out / "configs"
     written = [replace(r, files=tuple((k, str(v)) for k, v in write_results(
-        r, task, out / _safe(r.shapes[0]), chosen, folder).items())) for r in results]
-    return ShapesResult(tuple(written), write_table(results, task, folder, chosen))
+        r, task, out / _safe(r.shapes[0]), chosen, folder, config_format).items()))
+        for r in results]
+    return ShapesResult(tuple(written),
+                        tuple(write_table(results, task, folder, chosen, config_format)))
+
+
+def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None,
+                  out: Path | None = None) -> dict[str, Path]:
+    """Write the config table file `table` (this tool's layout) in the layout `to` ("vllm":
+    one file per combination of the fixed dims, keyed by `batch_dim`, by default the one dim
+    its shapes vary in) under `out` (default: the table's own folder); the files written, by
+    role. Files already there keep the batch sizes the table does not give."""
+    if to != "vllm":
+        raise UsageError(f"--to {to}: only the vllm layout is written from a table",
+                         option="--to")
+    loaded = tables.load_table(table)
+    try:
+        batch = vllm_table.batch_dim([e.dims for e in loaded.configs.values()], batch_dim)
+    except tables.TableError as exc:
+        raise UsageError(str(exc), option="--batch-dim") from None
+    files = vllm_table.from_table(loaded, batch)
+    return table_roles(vllm_table.write(out or Path(table).parent, files))
 
 
 def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shape],
           strategy: str, budget: int, time_budget: float | None, top_k: int, rounds: int,
-          seed: int) -> tuple[TaskSpec, Settings, list[Shape], list[Shape], search.SearchOptions]:
+          seed: int, config_format: TableFormat
+          ) -> tuple[TaskSpec, Settings, list[Shape], list[Shape], search.SearchOptions]:
     """The spec, the settings, the shapes timed, the shapes only verified, the options; a bad
-    shape or a spec with nothing to search fails here, before a worker starts or anything
-    compiles."""
+    shape, a spec with nothing to search or a vLLM table without a batch dim fails here,
+    before a worker starts or anything compiles."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, shapes)
     names = {s.name for s in chosen}
@@ -115,6 +154,11 @@ def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shap
         raise InputError(f"{task.spec_path} declares no parameter with candidate values "
                           "([params] NAME = {default = ..., values = [...]})")
     search.resolvable(task, (*chosen, *checks))
+    if config_format.layout == "vllm":
+        try:
+            config_format.batch(task, chosen)
+        except tables.TableError as exc:
+            raise UsageError(str(exc), option="--batch-dim") from None
     return task, settings, chosen, checks, search.SearchOptions(
         strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k, rounds=rounds,
         seed=seed, jobs=settings.jobs)

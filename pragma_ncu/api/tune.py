@@ -108,6 +108,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
             db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
             task = load(Path(config["kernel"]), Path(config["spec"]))
+            pool = resumed_pool(config, pool, progress)
             return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
                         settings, progress)
         if spec is None:
@@ -115,6 +116,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         task = load(spec, spec_path)
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
+        config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
 
         def started() -> Store:
             if isinstance(spec, TaskSpec):
@@ -166,6 +168,23 @@ def _resumed(db: Store, wanted: str) -> tuple[str, dict[str, Any]]:
     if run.status == "done":
         raise InputError(f"run {run.id} is already done; see `pragma-ncu trace {run.id}`")
     return run.id, run.config
+
+
+def resumed_pool(config: dict[str, Any], given: PoolRequest | None,
+                 progress: Progress) -> PoolRequest | None:
+    """The workers a resumed run measures on: those given now, whole, when any pool option
+    is given (they replace the run's); else those the run was started with. Says which."""
+    stored = PoolRequest.from_json(config.get("pool"))
+    if given is not None and given.wanted:
+        if stored.wanted and stored != given:
+            progress(f"pool: {given.options()} as given, instead of the run's "
+                     f"{stored.options()}")
+        return given
+    if stored.wanted:
+        progress(f"pool: the run's {stored.options()} (give --gpus, --workers or --ray to "
+                 "change it)")
+        return stored
+    return given
 
 
 def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,

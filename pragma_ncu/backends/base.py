@@ -21,7 +21,7 @@ from pragma_ncu import task as tasks
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.errors import InputError, PragmaError
-from pragma_ncu.pool.devices import GpuSelection
+from pragma_ncu.pool.devices import GpuSelection, parse_gpus
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.roofline import ComputeRate
@@ -124,6 +124,25 @@ class PoolRequest:
     @property
     def wanted(self) -> bool:
         return self.gpus is not None or self.workers is not None or self.ray is not None
+
+    def options(self) -> str:
+        """As the command line says it: '--gpus 0,2 --ray auto' ('' when nothing is asked)."""
+        parts = [("--gpus", self.gpus.text if self.gpus is not None else None),
+                 ("--workers", str(self.workers) if self.workers is not None else None),
+                 ("--ray", self.ray)]
+        return " ".join(f"{flag} {value}" for flag, value in parts if value is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpus": self.gpus.text if self.gpus is not None else None,
+                "workers": self.workers, "ray": self.ray}
+
+    @staticmethod
+    def from_json(data: dict[str, Any] | None) -> PoolRequest:
+        """What `to_json` wrote (an empty request for None: a run stored before pools were)."""
+        data = data or {}
+        gpus = data.get("gpus")
+        return PoolRequest(parse_gpus(str(gpus)) if gpus is not None else None,
+                           data.get("workers"), data.get("ray"))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pragma_ncu.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
+from pragma_ncu.search.output import LAYOUTS
 from pragma_ncu.search.results import Evaluation, SearchResult
 from pragma_ncu.search.serial import Progress
 from pragma_ncu.search.space import point_key
@@ -54,6 +55,15 @@ from pragma_ncu.spec import TaskSpec
 @click.option("--configs", "configs", type=click.Path(path_type=Path),
               help="The folder of per-shape config tables to add the winners to "
                    "(<kernel>/<device>.json; default: OUT/configs).")
+@click.option("--config-format", "config_format", type=click.Choice(LAYOUTS),
+              default="pragma", show_default=True,
+              help="The config table's layout: pragma (<kernel>/<device>.json, keyed by "
+                   "shape, with the re-test's figures) or vllm (the files vLLM and SGLang "
+                   "load: E=128,N=384,device_name=NVIDIA_H200.json, keyed by the batch size, "
+                   "bare parameters; written directly under --configs).")
+@click.option("--batch-dim", "batch_dim",
+              help="With --config-format vllm: the dim that keys the table (default: the one "
+                   "the spec's shapes vary in; the others name the files).")
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
@@ -61,8 +71,8 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
              budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
              incumbent: tuple[str, ...], arch: str | None, timeout: float,
              out_dir: Path | None, per_shape: bool, configs: Path | None,
-             gpus: GpuSelection | None, workers: int | None, ray: str | None,
-             fmt: str) -> None:
+             config_format: str, batch_dim: str | None, gpus: GpuSelection | None,
+             workers: int | None, ray: str | None, fmt: str) -> None:
     """Search the parameters a kernel's spec declares, inside the GPU's limits.
 
     Every point is checked against the device's limits before it is compiled, compiled on all
@@ -74,6 +84,8 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     runs the same workers across a Ray cluster. Exit status: 0 done, 1 nothing verified, 2 bad
     input, 3 no GPU.
     """
+    if batch_dim is not None and config_format != "vllm":
+        raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
     task = load_task(kernel, spec)
     values = parse_params(incumbent)
     notice = progress_printer(fmt == "table")
@@ -81,6 +93,7 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
         shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget, top_k=top_k,
         rounds=rounds, seed=seed, incumbent=values, arch=arch, timeout=timeout,
         out=out_dir or api.default_out(task), configs=configs,
+        config_format=api.TableFormat(config_format, batch_dim),
         pool=api.PoolRequest(gpus, workers, ray), progress=notice)
     try:
         with user_errors(ValueError, keep=(NoGPUError,)):
@@ -110,13 +123,14 @@ def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
     if fmt == "json":
         emit_json({"kernel": task.kernel_name,
                    "table": str(shaped.table) if shaped.table else None,
+                   "tables": [str(t) for t in shaped.tables],
                    "shapes": {r.shapes[0]: {**r.to_json(), "files": files[r.shapes[0]]}
                               for r in shaped.results}})
         return
     click.echo(tables.shapes_table(list(shaped.results)))
     click.echo("")
-    if shaped.table is not None:
-        click.echo(f"table: {shaped.table}")
+    for path in shaped.tables:
+        click.echo(f"table: {path}")
     for shape, written in files.items():
         click.echo(f"{shape}: {Path(written['results']).parent}")
 

@@ -9,6 +9,7 @@ from pragma_ncu.cli.autotune_cmd import autotune
 from pragma_ncu.cli.bench_cmd import bench
 from pragma_ncu.cli.ceilings_cmd import ceilings
 from pragma_ncu.cli.common import ContractGroup
+from pragma_ncu.cli.config_cmd import config_group
 from pragma_ncu.cli.doctor_cmd import doctor
 from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.init_cmd import init
@@ -49,6 +50,7 @@ cli.add_command(explain)
 cli.add_command(triage_command)
 cli.add_command(tune)
 cli.add_command(trace_command)
+cli.add_command(config_group)
 
 
 def main() -> None:

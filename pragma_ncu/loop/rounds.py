@@ -353,6 +353,9 @@ def _search_summary(r: SearchResult) -> dict[str, Any]:
         summary["points_per_s"] = round(r.points_per_s or 0.0, 2)
         summary["workers"] = {w.label: w.evaluated for w in r.workers}
         summary["retested_on"] = r.retest_device.label if r.retest_device else None
+    if r.calibration is not None:  # each GPU's time over the others', and who was left out
+        relative = {label: round(ratio, 3) for label, ratio in r.calibration.relative}
+        summary["calibration"] = {"relative": relative, "excluded": list(r.calibration.excluded)}
     return summary
 
 

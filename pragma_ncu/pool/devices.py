@@ -43,6 +43,13 @@ class GpuSelection:
     def all(self) -> bool:
         return self.count is None and not self.ordinals
 
+    @property
+    def text(self) -> str:
+        """As `--gpus` takes it: 'all', '2', '0,2', '3,' (`parse_gpus` reads it back)."""
+        if self.ordinals:
+            return ",".join(map(str, self.ordinals)) + ("," if len(self.ordinals) == 1 else "")
+        return "all" if self.count is None else str(self.count)
+
 
 def parse_gpus(text: str) -> GpuSelection:
     """'all', a count ('2'), or ordinals with commas ('0,2'; one GPU by ordinal: '3,')."""

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from pragma_ncu.errors import NoGPUError, PragmaError, ToolchainError
 from pragma_ncu.measurement import Measurement
+from pragma_ncu.pool.calibration import Calibration
 from pragma_ncu.worker.protocol import EvalRequest
 
 MAX_FAILURES = 3  # device failures in a row before the device is dropped
@@ -128,6 +129,7 @@ class WorkerPool:
         self.lanes = [Lane(s, make_runner(s)) for s in slots]
         self.max_failures = max_failures
         self.notice = notice
+        self.calibration: Calibration | None = None  # set before the first search
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -76,6 +76,8 @@ def workers_lines(result: SearchResult) -> list[str]:
     if where is not None:
         lines.append(f"re-tested on {where.label} ({where.name}"
                      + (f" on {where.host}" if where.host else "") + ") alone")
+    if result.calibration is not None:
+        lines.append(result.calibration.summary())
     return lines
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pragma_ncu import backends
+from pragma_ncu import markdown as md
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
 
@@ -167,22 +168,38 @@ def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
     out = [f"## `{kernel.display_name or kernel.name}`", "",
            f"**Verdict:** {verdict_text(diagnosis)}", "",
            f"**Roofline:** {roofline_line(diagnosis)}", ""]
+    return "\n".join(out + _markdown_sections(diagnosis)) + "\n"
+
+
+def _markdown_sections(diagnosis: Diagnosis) -> list[str]:
+    """Below the verdict: gaps, findings, ncu's guidance, hot lines, citations; text escaped
+    as pragma_ncu.markdown says, source lines in code spans (a line break in a findings cell
+    is an HTML <br>, the one tag a GitHub table cell takes for it)."""
+    out: list[str] = []
     gaps = coverage_lines(diagnosis)
     if gaps:
-        out += ["### Not assessed", "", *[f"- {line.strip()}" for line in gaps], ""]
+        out += ["### Not assessed", "", *[f"- {md.text(line.strip())}" for line in gaps], ""]
     if diagnosis.findings:
         out += ["### Findings (ranked by evidence)", "",
-                tabulate([[c.replace("\n", "<br>") for c in r] for r in findings_rows(diagnosis)],
-                         ["#", "cause", "share", "finding", "evidence"], tablefmt="github"), ""]
+                _table([[md.cell(c, "<br>") for c in r] for r in findings_rows(diagnosis)],
+                       ["#", "cause", "share", "finding", "evidence"]), ""]
         for f in diagnosis.findings[:3]:
-            out += [f"**{f.title}.** {f.summary}", "", *[a.strip() for a in _actions(f)], ""]
+            out += [f"**{md.text(f.title)}.** {md.text(f.summary)}", "",
+                    *[md.text(a.strip()) for a in _actions(f)], ""]
     if diagnosis.guidance:
-        out += ["### ncu's guidance", "", tabulate(guidance_rows(diagnosis), [
-            "section", "rule", "type", "est.", "kind", "ours", "title"], tablefmt="github"), ""]
+        out += ["### ncu's guidance", "", _table(
+            [[md.cell(c) for c in r] for r in guidance_rows(diagnosis)],
+            ["section", "rule", "type", "est.", "kind", "ours", "title"]), ""]
     if diagnosis.hotspots:
-        out += ["### Hot source lines", "", tabulate(hotspot_rows(diagnosis), [
-            "line", "samples", "inst", "top stalls", "source"], tablefmt="github"), ""]
+        rows = [[*map(md.cell, r[:-1]), md.cell(md.code(r[-1])) if r[-1].strip() else ""]
+                for r in hotspot_rows(diagnosis)]
+        out += ["### Hot source lines", "", _table(
+            rows, ["line", "samples", "inst", "top stalls", "source"]), ""]
     out += ["### Metrics cited", ""]
-    out += [f"- `{c.metric}`: {c.title}. {c.meaning} ([source]({c.source}))"
-            for c in diagnosis.citations]
-    return "\n".join(out) + "\n"
+    out += [f"- {md.code(c.metric)}: {md.text(c.title)}. {md.text(c.meaning)} "
+            f"([source]({c.source}))" for c in diagnosis.citations]
+    return out
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    return tabulate(rows, headers, tablefmt="github")

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 from tabulate import tabulate
 
+from pragma_ncu import markdown as md
 from pragma_ncu.records import KernelState, RoundRecord
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
@@ -445,23 +446,11 @@ def flop_roofline_chart(trace: Trace) -> Chart | None:
 # --- rendering -------------------------------------------------------------------------------
 
 
-def _md_cell(value: object) -> str:
-    # A pipe would end the cell and a newline the row.
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def md_table(table: Table) -> str:
     """A Table as a GitHub-flavoured Markdown table."""
-    rows = [[_md_cell(c) for c in row] for row in table.rows]
-    return tabulate(rows, [_md_cell(h) for h in table.headers], tablefmt="github",
+    rows = [[md.cell(c) for c in row] for row in table.rows]
+    return tabulate(rows, [md.cell(h) for h in table.headers], tablefmt="github",
                     disable_numparse=True)
-
-
-def fence(text: str, lang: str = "") -> str:
-    """A fenced code block longer than any run of backticks inside the text."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
@@ -469,7 +458,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, autoescape=autoescape,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(us=fmt_us, pct=fmt_pct, x=fmt_x, num=fmt_num, md_table=md_table,
-                       fence=fence, md=_md_cell)
+                       fence=md.fence, md=md.cell, text=md.text)
     return env
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pragma_ncu.search import retest as retesting
+from pragma_ncu.search.calibrate import calibrate
 from pragma_ncu.search.evaluator import Evaluator, Phases
 from pragma_ncu.search.parallel import PooledEvaluator, run_parallel_search, summaries
 from pragma_ncu.search.per_shape import tune_each_shape
@@ -51,6 +52,8 @@ def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptio
     `PooledEvaluator` searches on all its workers at once and re-tests on one."""
     start = clock()
     pooled = evaluator if isinstance(evaluator, PooledEvaluator) else None
+    if pooled is not None:
+        calibrate(problem, pooled, notice)  # a markedly slower device leaves the pool
     workers = len(pooled.pool.live) if pooled is not None else 1
     strategy = choose_strategy(options.strategy, problem, options.budget, evaluator.limits,
                                options.seed, parallel=workers > 1)
@@ -80,7 +83,7 @@ def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptio
     if pooled is None:
         return result
     return replace(result, workers=summaries(log, before, pooled.pool.activity()),
-                   retest_device=pooled.device)
+                   retest_device=pooled.device, calibration=pooled.pool.calibration)
 
 
 def _stats(problem: Problem, log: SearchLog, retest_s: float, wall_s: float) -> SearchStats:

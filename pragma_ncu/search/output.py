@@ -1,24 +1,54 @@
 """Writing a search's results: the instantiated best kernels, results.json, evaluations.jsonl,
-and the per-shape winners in the device's config table (see `table`)."""
+and the per-shape winners in the device's config table (`table`'s layout, or vLLM's:
+`vllm_table`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pragma_ncu import kernel_template as template
 from pragma_ncu.search import table as tables
+from pragma_ncu.search import vllm_table
 from pragma_ncu.search.results import SearchResult
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.task import read_source
 
+LAYOUTS = ("pragma", "vllm")
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """The layout of the config table: this tool's own (`table`: one file per kernel and
+    device, keyed by every dim, with the re-test's figures) or vLLM's (`vllm_table`: one file
+    per fixed dims and device, keyed by `batch_dim`, bare parameters). `batch_dim` None: the
+    one dim the spec's shapes vary in."""
+
+    layout: str = "pragma"
+    batch_dim: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise tables.TableError(f"config format {self.layout!r}: expected one of "
+                                    f"{', '.join(LAYOUTS)}")
+
+    def batch(self, spec: TaskSpec, shapes: Sequence[Shape] = ()) -> str:
+        """The vLLM layout's batch dim for `spec`, decided from all its shapes and `shapes`
+        (TableError where it cannot be)."""
+        every = [s.as_dict() for s in (*spec.shapes, *shapes)]
+        return vllm_table.batch_dim(every, self.batch_dim)
+
+
+OWN_LAYOUT = TableFormat()
 
 def write_results(result: SearchResult, spec: TaskSpec, out_dir: Path,
-                  shapes: Sequence[Shape] = (), configs: Path | None = None) -> dict[str, Path]:
+                  shapes: Sequence[Shape] = (), configs: Path | None = None,
+                  fmt: TableFormat = OWN_LAYOUT) -> dict[str, Path]:
     """Files written under `out_dir`, by role; the per-shape winners also go to the config
-    table under `configs` (default `out_dir/configs`), `shapes` giving the tuned shapes' dims
-    (those of the spec by default)."""
+    table under `configs` (default `out_dir/configs`) in the layout `fmt` names, `shapes`
+    giving the tuned shapes' dims (those of the spec by default)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     results = out_dir / "results.json"
@@ -40,22 +70,34 @@ def write_results(result: SearchResult, spec: TaskSpec, out_dir: Path,
             path = out_dir / f"{stem}.best.{_safe(shape)}{ext}"
             _atomic(path, template.standalone(spec, chosen, source))
             written[f"best:{shape}"] = path
-    table = write_table([result], spec, configs or out_dir / "configs", shapes)
-    if table is not None:
-        written["table"] = table
+    paths = write_table([result], spec, configs or out_dir / "configs", shapes, fmt)
+    written.update(table_roles(paths))
     return written
 
 
+def table_roles(paths: Sequence[Path]) -> dict[str, Path]:
+    """'table' for the one table file written, 'table:<file name>' for each of several."""
+    if len(paths) == 1:
+        return {"table": paths[0]}
+    return {f"table:{p.name}": p for p in paths}
+
+
 def write_table(results: Sequence[SearchResult], spec: TaskSpec, root: Path,
-                shapes: Sequence[Shape] = ()) -> Path | None:
-    """Add every result's per-shape choices to the table of its kernel and device."""
+                shapes: Sequence[Shape] = (), fmt: TableFormat = OWN_LAYOUT) -> list[Path]:
+    """Add every result's per-shape choices to the table of its kernel and device: one file
+    in this tool's layout; in vLLM's, one per combination of the fixed dims, directly under
+    `root` (a vLLM config folder holds one kernel's files)."""
     known = {s.name: s for s in (*spec.shapes, *shapes)}
     entries = [e for r in results for e in table_entries(r, known)]
     if not entries:
-        return None
+        return []
     dims = list(entries[0].dims)
     device = next((r.device for r in results if r.device), "") or "unknown-device"
-    return tables.update_table(root, spec.kernel_name, device, dims, entries)
+    if fmt.layout == "pragma":
+        return [tables.update_table(root, spec.kernel_name, device, dims, entries)]
+    table = tables.Table(spec.kernel_name, device, tuple(dims),
+                         {tables.shape_key(e.dims, dims): e for e in entries})
+    return vllm_table.write(root, vllm_table.from_table(table, fmt.batch(spec, shapes)))
 
 
 def table_entries(result: SearchResult, shapes: dict[str, Shape]) -> list[tables.Entry]:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.pool.calibration import Calibration
 from pragma_ncu.pool.workers import WorkerDevice
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.space import Point, point_key
@@ -185,6 +186,7 @@ class SearchResult:
     compute: ComputeRate | None = None  # with the spec's FLOPs: the compute ceiling
     workers: tuple[WorkerSummary, ...] = ()  # with many workers: each one's share
     retest_device: WorkerDevice | None = None  # with many workers: the one that re-tested all
+    calibration: Calibration | None = None  # with many workers: each one's speed, who was out
     files: tuple[tuple[str, str], ...] = ()  # what was written, by role (not in results.json)
 
     @property
@@ -209,6 +211,7 @@ class SearchResult:
             "stats": asdict(self.stats), "points_per_s": self.points_per_s,
             "workers": [asdict(w) for w in self.workers],
             "retest_device": self.retest_device.to_json() if self.retest_device else None,
+            "calibration": self.calibration.to_json() if self.calibration else None,
             "retests": [_retest_json(r) for r in self.retests],
             "evaluations": [e.to_json() for e in self.evaluations],
         }

@@ -1,5 +1,6 @@
 """Per-shape results as the table an application loads at run time: one JSON file per device
-and kernel, keyed by shape (the convention inference servers follow for their kernel configs).
+and kernel, keyed by shape, with what the re-test measured beside each configuration (the
+layout vLLM and SGLang read is `vllm_table`'s; `best_config` reads both).
 
     configs/<kernel>/<device>.json          e.g. configs/sgemm_space/NVIDIA_H200.json
     {"format": 1, "kernel": "sgemm_space", "device": "NVIDIA H200", "dims": ["M", "N", "K"],
@@ -29,11 +30,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu.errors import InputError
+
 FORMAT = 1
 Dims = Mapping[str, int]
 
 
-class TableError(ValueError):
+class TableError(InputError, ValueError):
     """A table that cannot be read, or a shape it cannot answer; the message says why."""
 
 
@@ -139,17 +142,51 @@ def lookup(table: Table, shape: Dims | str) -> tuple[Entry, bool]:
     return nearest, False
 
 
-def best_config(table: Path | str, shape: Dims | str, *, kernel: str | None = None,
+def best_config(table: Path | str, shape: Dims | str | int, *, kernel: str | None = None,
                 device: str | None = None) -> dict[str, Any]:
     """The parameters tuned for `shape` (or the nearest tuned shape). `table` is a table file,
-    or the folder of tables (`configs/`), which then needs `kernel` and `device`."""
+    or a folder of tables, which then needs the `device` (and the `kernel` for this layout's
+    `configs/<kernel>/<device>.json`). A file, or a folder, in the vLLM layout
+    (`vllm_table`: `E=128,N=384,device_name=NVIDIA_H200.json`) is read as vLLM reads it:
+    `shape` is then the batch size, or the dims with the batch size among them."""
+    from pragma_ncu.search import vllm_table  # it builds on this module's nouns
+
     path = Path(table)
     if path.is_dir():
-        if not kernel or not device:
-            raise TableError(f"{path} is a folder of tables: name the kernel and the device")
-        path = table_path(path, kernel, device)
-    entry, _ = lookup(load_table(path), shape)
+        path = _in_folder(path, shape, kernel, device)
+    if vllm_table.DEVICE_PART in path.name:
+        loaded = vllm_table.load(path)
+        key, _ = vllm_table.nearest(loaded, vllm_table.batch_size(loaded, shape))
+        return dict(loaded.configs[key])
+    tuned = load_table(path)
+    if isinstance(shape, int):
+        if len(tuned.dims) != 1:
+            raise TableError(f"the table of {tuned.kernel} is keyed by {', '.join(tuned.dims)}: "
+                             "give the shape's dims, not one size")
+        shape = {tuned.dims[0]: shape}
+    entry, _ = lookup(tuned, shape)
     return dict(entry.params)
+
+
+def _in_folder(root: Path, shape: Dims | str | int, kernel: str | None,
+               device: str | None) -> Path:
+    """The file of a folder of tables: this layout's <kernel>/<device>.json, else the vLLM
+    layout's file for the device whose fixed dims `shape` matches."""
+    from pragma_ncu.search import vllm_table
+
+    if not device:
+        raise TableError(f"{root} is a folder of tables: name the kernel and the device")
+    own = table_path(root, kernel, device) if kernel else None
+    if own is not None and own.is_file():
+        return own
+    try:
+        return vllm_table.find(root, device, shape)
+    except TableError as exc:
+        if own is None and not any(root.glob(f"*{vllm_table.DEVICE_PART}*")):
+            raise TableError(f"{root} is a folder of tables: name the kernel and the "
+                             "device") from None
+        where = f"at {own}" if own is not None else f"for {kernel or 'the kernel'}"
+        raise TableError(f"no tuned-config table {where} ({exc})") from None
 
 
 def _distance(a: Dims, b: Dims) -> float:

@@ -180,14 +180,25 @@ def write_diagnosis(name: str, change: DurationChange, class_base: str, class_ne
     if clock and abs(clock.new - clock.base) > CLOCK_CHANGE * clock.base:
         parts.append("The SM clock differs: part of the time difference is the clock, not the "
                      "code (a different GPU, power or thermal state).")
-    top = causes[0].bottleneck if causes else ""
-    appeared = sorted((r for r in rules if r.change == "appeared"),
-                      key=lambda r: (top not in r.causes, -(r.speedup or 0.0), r.rule))
+    appeared = _appeared(rules, causes[0].bottleneck if causes else "")
     if appeared and change.verdict != UNCHANGED:
         parts.append("ncu now reports: " + ", ".join(
             r.rule + (f" (est. {r.speedup:.0f}%)" if r.speedup is not None else "")
             for r in appeared[:3]) + ".")
     return " ".join(parts)
+
+
+def _appeared(rules: Sequence[RuleChange], top: str) -> list[RuleChange]:
+    """The rules that appeared, each named once: a rule reports once per unit it looks at
+    (WorkloadImbalance for the SMs, the SMSPs and the L1 slices), so its result with the
+    largest estimate speaks for it; those of the top cause first, then by estimate."""
+    best: dict[str, RuleChange] = {}
+    for r in rules:
+        held = best.get(r.rule)
+        if r.change == "appeared" and (held is None or (r.speedup or 0.0) > (held.speedup or 0.0)):
+            best[r.rule] = r
+    return sorted(best.values(), key=lambda r: (top not in r.causes, -(r.speedup or 0.0),
+                                                r.rule))
 
 
 def _verdict_sentence(name: str, d: DurationChange, threshold_pct: float) -> str:

@@ -7,12 +7,12 @@ apply to every kernel, said once. Text (100 columns) and Markdown (a pull-reques
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from pragma_ncu import markdown as md
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
@@ -253,35 +253,33 @@ def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool =
 
 def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
     """The same for a pull-request comment: a table, and each changed group's diagnosis in a
-    collapsed block."""
+    collapsed block. Kernel names go in code spans; other text is escaped only where Markdown
+    would read HTML in it (pragma_ncu.markdown), entities only inside the HTML of <summary>."""
     shown = shown_groups(report, top, show_all)
     head = headline(report)
-    out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], "",
-           f"- BASE `{report.base.label}` ({report.base.kind}, "
-           f"{report.base.device or 'device unknown'})",
-           f"- NEW `{report.new.label}` ({report.new.kind}, "
-           f"{report.new.device or 'device unknown'})", ""]
+    out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], ""]
+    for role, side in (("BASE", report.base), ("NEW", report.new)):
+        out.append(f"- {role} {md.code(side.label)} ({side.kind}, "
+                   f"{md.text(side.device or 'device unknown')})")
+    out.append("")
     if shown:
         rows = [[*row_cells(i, g, report), g.verdict, cause_text(g)]
                 for i, g in enumerate(shown, 1)]
-        for row in rows:
-            row[1] = f"`{row[1]}`"
-        out += [tabulate(rows, [*ROW_HEADERS, "verdict", "cause (evidence)"],
+        cells = [[md.code(c) if col == 1 else md.cell(c) for col, c in enumerate(row)]
+                 for row in rows]
+        out += [tabulate(cells, [*ROW_HEADERS, "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
-    # Template arguments (relu<512>) would read as HTML tags in a comment: escaped.
-    out += [f"- {escape(line)}"
+    out += [f"- {md.text(line)}"
             for line in collapsed_line(report, shown) + membership_lines(report)]
     for n in report.notes:
         text, _, command = n.partition(COMMAND)
-        out += [f"> note: {escape(text)}" + (f":\n>\n> `{command}`" if command else "")]
+        out += [f"> note: {md.text(text)}" + (f":\n>\n> {md.code(command)}" if command else "")]
     for g in shown:
         if g.detail is not None and g.verdict != UNCHANGED:
-            checks = "".join(f"\n- [ ] {escape(c)}" for c in g.detail.checks)
-            out += ["", f"<details><summary>{escape(g.name)}: {g.verdict}, {change_text(g)}"
-                    "</summary>", "", escape(g.detail.diagnosis) + ("\n" + checks if checks
-                                                                    else ""), "", "</details>"]
+            out += ["", f"<details><summary>{md.html_text(g.name)}: {g.verdict}, "
+                    f"{md.html_text(change_text(g))}</summary>", "",
+                    md.text(g.detail.diagnosis), *(["", *(f"- [ ] {md.text(c)}"
+                                                          for c in g.detail.checks)]
+                                                   if g.detail.checks else []),
+                    "", "</details>"]
     return "\n".join(out) + "\n"
-
-
-def escape(text: str) -> str:
-    return html.escape(text, quote=False)

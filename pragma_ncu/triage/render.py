@@ -10,6 +10,7 @@ import textwrap
 
 from tabulate import tabulate
 
+from pragma_ncu import markdown as md
 from pragma_ncu.triage.causes import number
 from pragma_ncu.triage.overview import headline, side_line
 from pragma_ncu.triage.report import UNCHANGED, GroupTriage, KernelTriage, TriageReport
@@ -47,9 +48,12 @@ def config_rows(kernel: KernelTriage) -> list[list[str]]:
 
 
 def rule_items(kernel: KernelTriage, width: int = 96) -> list[str]:
-    return [_cut(f"{'+' if r.change == 'appeared' else '-'} {r.section}/{r.rule} ({r.kind}"
-                 + (f", est. {r.speedup:.0f}%" if r.speedup is not None else "") + "): "
-                 + r.title, width) for r in kernel.rules]
+    """One line per rule result that appeared (+) or vanished (-); results whose lines read
+    the same once cut are one line."""
+    return list(dict.fromkeys(
+        _cut(f"{'+' if r.change == 'appeared' else '-'} {r.section}/{r.rule} ({r.kind}"
+             + (f", est. {r.speedup:.0f}%" if r.speedup is not None else "") + "): "
+             + r.title, width) for r in kernel.rules))
 
 
 def line_rows(kernel: KernelTriage) -> list[list[str]]:
@@ -104,12 +108,17 @@ def _missing(k: KernelTriage) -> list[str]:
 
 def group_lines(triaged: GroupTriage) -> list[str]:
     """The group's launches on each side: how many, their GPU time and median, the launch."""
+    return [w for line in _group_facts(triaged)
+            for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ")]
+
+
+def _group_facts(triaged: GroupTriage) -> list[str]:
     out = []
     for role, group in (("BASE", triaged.match.base), ("NEW", triaged.match.new)):
         out.append(f"  {role:<4} {group.name}: {group.count} launches, {number(group.total_us)} "
                    f"µs in all, median {number(group.median_us)} µs; {group.config.label()}")
     out.append(f"  paired as: {triaged.match.how}; {triaged.duration.note}")
-    return [w for line in out for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ")]
+    return out
 
 
 def report_text(report: TriageReport) -> str:
@@ -123,25 +132,34 @@ def report_text(report: TriageReport) -> str:
 
 
 def report_markdown(report: TriageReport) -> str:
-    """The same detail in Markdown."""
-    out = ["# pragma-ncu triage", "", f"- **BASE** `{report.base.label}` ({report.base.kind}, "
-           f"{report.base.device or 'device unknown'})", f"- **NEW** `{report.new.label}` "
-           f"({report.new.kind}, {report.new.device or 'device unknown'})", "",
-           f"**{headline(report)[1]}**", ""]
-    out += [f"> note: {n}" for n in report.notes]
+    """The same detail in Markdown (kernel names and text escaped as pragma_ncu.markdown
+    says: no entities, nothing a renderer would take for HTML)."""
+    out = ["# pragma-ncu triage", ""]
+    for role, side in (("BASE", report.base), ("NEW", report.new)):
+        out.append(f"- **{role}** {md.code(side.label)} ({side.kind}, "
+                   f"{md.text(side.device or 'device unknown')})")
+    out += ["", f"**{headline(report)[1]}**", ""]
+    out += [f"> note: {md.text(n)}" for n in report.notes]
     for g in report.kernels:
         if g.detail is None:
             continue
         k = g.detail
-        out += ["", f"## {_heading(k)}", "", k.diagnosis, "", *group_lines(g), ""]
+        out += ["", f"## {md.text(_heading(k))}", "", md.text(k.diagnosis), "",
+                *(f"- {md.text(line.strip())}" for line in _group_facts(g)), ""]
         if k.causes and k.duration.verdict != UNCHANGED:
-            out += [tabulate(causes_rows(k), CAUSE_HEADERS, tablefmt="github"), ""]
+            out += [_md_table(causes_rows(k), CAUSE_HEADERS), ""]
         if k.metrics and k.duration.verdict != UNCHANGED:
-            out += [tabulate(metric_rows(k, 90), METRIC_HEADERS, tablefmt="github"), ""]
+            out += [_md_table(metric_rows(k, 90), METRIC_HEADERS), ""]
         if k.config:
-            out += [tabulate(config_rows(k), ["change", "base", "new"], tablefmt="github"), ""]
-        out += [f"- {item}" for item in rule_items(k)]
+            out += [_md_table(config_rows(k), ["change", "base", "new"]), ""]
+        out += [f"- {md.text(item)}" for item in rule_items(k)]
         if k.lines:
-            out += ["", tabulate(line_rows(k), LINE_HEADERS, tablefmt="github"), ""]
-        out += [f"- [ ] {c}" for c in k.checks] + [f"- not compared: {m}" for m in k.missing]
+            out += ["", _md_table(line_rows(k), LINE_HEADERS), ""]
+        out += [f"- [ ] {md.text(c)}" for c in k.checks]
+        out += [f"- not compared: {md.text(m)}" for m in k.missing]
     return "\n".join(out) + "\n"
+
+
+def _md_table(rows: list[list[str]], headers: list[str]) -> str:
+    return tabulate([[md.cell(c) for c in row] for row in rows], [md.cell(h) for h in headers],
+                    tablefmt="github")

@@ -61,3 +61,22 @@ def test_a_spec_built_in_python_is_tuned_and_resumed(tmp_path: Path) -> None:
     assert resumed.exit_code == 0, resumed.output
     with Store.open(store) as db:
         assert db.run(result.run_id).status == "done"
+
+
+def test_resume_starts_the_workers_the_run_was_started_with(tmp_path: Path) -> None:
+    env = {"PRAGMA_NCU_CACHE": str(tmp_path / "cache"),
+           "PRAGMA_NCU_PERF": str(tmp_path / "no-perf-here")}
+    store = tmp_path / "runs.sqlite"
+    result = api.tune(_spec(), rounds=1, store=store, settings=load_settings(env),
+                      pool=api.PoolRequest(workers=2))
+    assert result.run_id is not None and len(result.records) == 2, result.summary
+    assert set(result.records[1].search["workers"]) == {"cpu0", "cpu1"}
+    with Store.open(store) as db:
+        assert db.run(result.run_id).config["pool"] == {"gpus": None, "workers": 2,
+                                                        "ray": None}
+        db.set_run_status(result.run_id, "interrupted")
+    resumed = CliRunner(env=env).invoke(cli, ["tune", "--resume", result.run_id,
+                                              "--store", str(store)])
+    assert resumed.exit_code == 0, resumed.output
+    assert "pool: the run's --workers 2" in resumed.output
+    assert "starting 2 workers" in resumed.output

@@ -142,3 +142,37 @@ def test_per_shape_spreads_the_shapes_and_the_table_loads_back(
         assert best_config(table, dims) == chosen, name
     entry, exact = lookup(load_table(table), {"n": 60000, "k": 31})
     assert not exact and entry.shape == "n64k-k33"
+
+
+def test_a_vllm_layout_table_of_a_real_run_loads_as_the_servers_load_it(
+        kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """conv1d's shapes vary in n and k: keyed by n, each k gets a file of its own, and a
+    script that looks configs up as vLLM does (tests/vllm_lookup.py) finds each choice."""
+    import subprocess
+    import sys
+
+    from pragma_ncu.search.table import best_config
+    from pragma_ncu.search.vllm_table import device_part
+
+    args = ["autotune", "--kernel", str(kernel), "--config-format", "vllm", "--out",
+            str(tmp_path), "--format", "json"]
+    refused = CliRunner(env=env).invoke(cli, args)
+    assert refused.exit_code == 2 and "vary in n, k" in refused.output
+    res = CliRunner(env=env).invoke(cli, [*args, "--batch-dim", "n"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    files = sorted(Path(p).name for role, p in data["files"].items() if role.startswith("table"))
+    part = device_part(data["device"])
+    assert files == [f"k=17,device_name={part}.json", f"k=33,device_name={part}.json"]
+    for name, n, k in (("n64k-k33", 65536, 33), ("odd", 50021, 17)):
+        verdict = data["per_shape"][name]
+        chosen = verdict["winner" if verdict["accepted"] else "incumbent"]["point"]
+        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "vllm_lookup.py"),
+                               str(tmp_path / "configs"), "--device-name", data["device"],
+                               "--fixed", f"k={k}", "--batch", str(n), "--batch", "1"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        looked = json.loads(proc.stdout)["configs"]
+        assert looked[str(n)] == looked["1"] == chosen, name
+        assert best_config(tmp_path / "configs", {"n": 7, "k": k},
+                           device=data["device"]) == chosen

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pragma_ncu.cli.trace_cmd import trace_command
+from pragma_ncu.markdown import fence
 from pragma_ncu.records import (
     Bullet,
     Citation,
@@ -24,7 +25,6 @@ from pragma_ncu.records import (
 )
 from pragma_ncu.report.trace import (
     Table,
-    fence,
     headline,
     load_trace,
     md_table,

@@ -103,7 +103,7 @@ def test_a_search_writes_its_per_shape_winners_and_they_load_back(tmp_path: Path
                              SearchOptions(strategy="exhaustive", budget=Budget(500)),
                              clock=evaluator.clock)
     result = type(result)(**{**result.__dict__, "device": "NVIDIA H200"})
-    path = write_table([result], spec, tmp_path / "configs")
+    [path] = write_table([result], spec, tmp_path / "configs")
     assert path == tmp_path / "configs" / "k" / "NVIDIA_H200.json"
     for shape in spec.shapes:
         chosen = dict(result.per_shape)[shape.name].chosen

@@ -1,0 +1,156 @@
+"""Clean Markdown from every command that writes it (triage, explain, trace): no HTML entity
+outside an HTML block (a terminal or editor shows `-&gt;` as typed), nothing a renderer would
+take for a tag (`at::<unnamed>` vanishes on GitHub), code spans left as typed, and no rule said
+twice. Checked on the recorded fixtures (tests/fixtures/apps, regressions, profiles) and the
+committed traces (docs/traces)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pragma_ncu import markdown as md
+from pragma_ncu.api import explain, triage
+from pragma_ncu.records import RoundRecord
+from pragma_ncu.report.diagnosis import explain_markdown
+from pragma_ncu.report.trace import Trace, render_markdown
+from pragma_ncu.store import RunRow
+from pragma_ncu.triage.overview import overview_markdown
+from pragma_ncu.triage.render import report_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+PAIRS = sorted([*(FIXTURES / "apps").glob("*/base"), *(FIXTURES / "regressions").glob("*/base")])
+PROFILES = sorted(p for p in (FIXTURES / "profiles").iterdir() if p.is_dir())
+TRACES = sorted((ROOT / "docs" / "traces").glob("*.h200.json"))
+
+OPENS_HTML = re.compile(r"(?<!\\)<[A-Za-z/!?]")
+ENTITY = re.compile(r"(?<!\\)&#?\w+;")
+HTML_LINE = re.compile(r"^\s*</?(details|summary)\b")
+
+
+def _code_spans_out(line: str) -> str:
+    return re.sub(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", " ", line)
+
+
+def problems(doc: str) -> list[str]:
+    """What a Markdown renderer would not show as typed: entities and tag openers outside code
+    (fenced blocks and spans) and outside HTML lines; a raw '<' inside an HTML line's text."""
+    out, fenced = [], False
+    for line in doc.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if HTML_LINE.match(line):
+            inner = re.sub(r"</?(details|summary)>", "", line)
+            if "<" in inner or ">" in inner:
+                out.append(f"raw bracket in HTML: {line}")
+            continue
+        prose = _code_spans_out(line).replace("<br>", " ")
+        out += [f"{kind}: {line}" for kind, rx in (("tag", OPENS_HTML), ("entity", ENTITY))
+                if rx.search(prose)]
+    return out
+
+
+def repeated_rules(doc: str) -> list[str]:
+    """A rule named twice in one 'ncu now reports' list, or one bullet said twice in a
+    section."""
+    out = []
+    for listed in re.findall(r"ncu now reports: ([^.]*)\.", doc):
+        names = [item.split(" (")[0] for item in listed.split(", ")]
+        if len(names) != len(set(names)):
+            out.append(listed)
+    for section in re.split(r"^#+ ", doc, flags=re.MULTILINE):
+        bullets = [ln for ln in section.splitlines() if ln.startswith("- ")]
+        out += [b for b in set(bullets) if bullets.count(b) > 1]
+    return out
+
+
+# --- the escaping itself ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "escaped"), [
+    ("at::<unnamed>::softmax<float>", r"at::\<unnamed>::softmax\<float>"),
+    ("relu_block<256> -> relu_block<512>", "relu_block<256> -> relu_block<512>"),
+    ("sectors/request <= 4, a < b, x<3", "sectors/request <= 4, a < b, x<3"),
+    ("see <https://docs.nvidia.com> </b> <!-- x -->",
+     r"see \<https://docs.nvidia.com> \</b> \<!-- x -->"),
+    ("&lt; is an entity, &#60; too; &hist[k] and a & b are not",
+     r"\&lt; is an entity, \&#60; too; &hist[k] and a & b are not"),
+    ("Look at k.cu:3 (`std::vector<float> v; if (a<b)`)",
+     "Look at k.cu:3 (`std::vector<float> v; if (a<b)`)"),
+    ("``a ` <b>`` then <b>", r"``a ` <b>`` then \<b>"),
+])
+def test_text_escapes_only_what_a_renderer_would_take_for_html(raw: str, escaped: str) -> None:
+    assert md.text(raw) == escaped
+    assert not problems(md.text(raw))
+
+
+def test_code_spans_cells_and_html_text() -> None:
+    assert md.code("k<float>") == "`k<float>`"
+    assert md.code("a`b") == "``a`b``" and md.code("`x") == "`` `x ``"
+    assert md.cell("`a|b` <T>\nnext") == r"`a\|b` \<T> next"
+    assert md.cell("one\ntwo", "<br>") == "one<br>two"
+    assert md.html_text("k<256> -> k<512>") == "k&lt;256&gt; -&gt; k&lt;512&gt;"
+
+
+@settings(max_examples=200, derandomize=True)
+@given(st.text(alphabet=st.sampled_from(list("ab<>&;#/!?` 1x\n")), max_size=40))
+def test_no_text_leaves_a_tag_or_an_entity(raw: str) -> None:
+    escaped = md.text(raw)
+    assert not problems(escaped.replace("\n", " ")), (raw, escaped)
+    assert escaped.replace("\\<", "<").replace("\\&", "&") == raw  # nothing else changes
+
+
+# --- every Markdown the commands write, on recorded inputs ---------------------------------------
+
+
+@pytest.mark.parametrize("base", PAIRS, ids=lambda p: p.parent.name)
+def test_triage_markdown_is_clean(base: Path) -> None:
+    report = triage(base, base.parent / "new")
+    for doc in (overview_markdown(report, show_all=True), report_markdown(report)):
+        assert not problems(doc), problems(doc)
+        assert not repeated_rules(doc), repeated_rules(doc)
+
+
+def test_names_keep_their_brackets_and_a_rule_is_named_once() -> None:
+    torch = triage(FIXTURES / "apps" / "torch_block" / "base",
+                   FIXTURES / "apps" / "torch_block" / "new")
+    doc = overview_markdown(torch)
+    assert r"at::\<unnamed>::cunn_SpatialSoftMaxForward\<c10::BFloat16" in doc
+    pipeline = triage(FIXTURES / "apps" / "pipeline" / "base",
+                      FIXTURES / "apps" / "pipeline" / "new")
+    doc = overview_markdown(pipeline)
+    assert "ncu now reports: WorkloadImbalance (est. 7%)." in doc  # was named three times
+    assert "<summary>histogram256: regression" in doc
+    detail = report_markdown(pipeline)
+    assert "## histogram256  [same kernel]  REGRESSION" in detail
+    assert detail.count("ncu now reports: WorkloadImbalance (est. 7%).") == 1
+    divergence = report_markdown(triage(FIXTURES / "regressions" / "divergence" / "base",
+                                        FIXTURES / "regressions" / "divergence" / "new"))
+    assert "(`for (int it = 0; it < iters; it += 2) {`)" in divergence  # was &lt; in the span
+
+
+@pytest.mark.parametrize("folder", PROFILES, ids=lambda p: p.name)
+def test_explain_markdown_is_clean(folder: Path) -> None:
+    explanation = explain(folder)
+    for kernel, diagnosis in explanation.kernels:
+        doc = explain_markdown(diagnosis, kernel)
+        assert not problems(doc), problems(doc)
+        assert not repeated_rules(doc), repeated_rules(doc)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_trace_markdown_is_clean(path: Path) -> None:
+    data = json.loads(path.read_text())
+    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
+    doc = render_markdown(trace)
+    assert not problems(doc), problems(doc)
+    assert not [b for b in repeated_rules(doc) if "citations" not in b]
