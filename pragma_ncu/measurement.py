@@ -95,9 +95,7 @@ class Measurement:
         known = {k: v for k, v in data.items() if k in Measurement.__dataclass_fields__}
         if timing is not None:
             timing = TimingStats(**{k: v for k, v in timing.items()
-                                    if k in TimingStats.__dataclass_fields__
-                                    and k != "samples_us"},
-                                 samples_us=tuple(timing.get("samples_us") or ()))
+                                    if k in TimingStats.__dataclass_fields__})
         return Measurement(**{**known, "status": Status(data["status"]), "checks": checks,
                               "timing": timing})
 

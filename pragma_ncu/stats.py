@@ -29,6 +29,11 @@ class TimingStats:
     # re-test's: the acceptance rule compares them); () elsewhere, so stored rows stay small
     samples_us: tuple[float, ...] = ()
 
+    def __post_init__(self) -> None:
+        # read back from JSON (the worker's answer, a stored row) the samples are a list
+        if not isinstance(self.samples_us, tuple):
+            object.__setattr__(self, "samples_us", tuple(self.samples_us))
+
     @property
     def spread_pct(self) -> float:
         """Interquartile range as a percentage of the median: the noise figure we report."""
