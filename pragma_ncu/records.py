@@ -8,8 +8,14 @@ the run store keeps it and `pragma-ncu trace` renders it, possibly long after th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+# Decision.outcome: how the round's candidate compared with the best side by side
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+UNDECIDED = "undecided"  # too noisy to decide: the best stays
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,12 @@ class Decision:
     route: str = ""  # repair: "coder" (implementation error) or "designer" (design error)
     llm_note: str = ""  # with no LLM: what a rewrite would have tried
     citations: tuple[Citation, ...] = ()
+    # the side-by-side comparison with the best: ACCEPTED, REJECTED, or UNDECIDED (too noisy
+    # to decide: the best stays, and `acceptance` gives the figures); "" when there was none
+    # (the baseline, a failed candidate)
+    outcome: str = ""
+    speedup_interval: tuple[float, float] | None = None  # of speedup_vs_best, 95%
+    noise_pct: float | None = None  # the larger noise of the two side-by-side re-tests
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,7 +128,9 @@ class Decision:
                "guidance": tuple(data.get("guidance") or ()),
                "retune": tuple(RangeChange(c["param"], tuple(c["old"]), tuple(c["new"]), c["why"])
                                for c in data.get("retune") or ()),
-               "citations": tuple(Citation(**c) for c in data.get("citations") or ())})
+               "citations": tuple(Citation(**c) for c in data.get("citations") or ()),
+               "speedup_interval": (tuple(data["speedup_interval"])
+                                    if data.get("speedup_interval") else None)})
 
 
 @dataclass(frozen=True)
@@ -174,3 +188,20 @@ class RoundRecord:
             decision=Decision.from_json(data["decision"]),
             llm_calls=tuple(LLMCall(**c) for c in data.get("llm_calls") or ()),
             coder_error=data.get("coder_error", ""), wall_s=data.get("wall_s", 0.0))
+
+
+def verdict_word(decision: Decision, yes: str = "yes", no: str = "",
+                 undecided: str = "undecided") -> str:
+    """A round's acceptance in words: accepted, not, or undecided (too noisy to tell)."""
+    if decision.accepted:
+        return yes
+    return undecided if decision.outcome == UNDECIDED else no
+
+
+def too_noisy(records: Sequence[RoundRecord]) -> dict[str, Any]:
+    """The rounds whose candidate the side-by-side re-test could not tell from the best, and
+    the last one's figures in words ("" when none): what a run's summary and trace say."""
+    undecided = [r for r in records if r.decision.outcome == UNDECIDED]
+    last = undecided[-1] if undecided else None
+    return {"undecided_rounds": [r.round for r in undecided],
+            "too_noisy": f"round {last.round} was {last.decision.acceptance}" if last else ""}

@@ -88,12 +88,14 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          patience: int = 2, budget: int = 200, time_budget: float | None = None,
          strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
-         timeout: float = 60.0, pool: PoolRequest | None = None,
+         timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
          settings: Settings | None = None, progress: Progress = quiet) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
     best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
-    verified only); `target` is the fraction of the attainable roofline at which to stop.
+    verified only); `target` is the fraction of the attainable roofline at which to stop;
+    `retest_rounds` the interleaved rounds of each side-by-side re-test (up to 4x as many
+    while too noisy to decide).
     `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
@@ -114,8 +116,11 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         if spec is None:
             raise InputError("give a spec or a kernel file (or a run to resume)")
         task = load(spec, spec_path)
+        if retest_rounds < 1:
+            raise InputError(f"retest_rounds {retest_rounds}: at least 1")
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
+        config["retest_rounds"] = retest_rounds
         config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
 
         def started() -> Store:
@@ -199,7 +204,8 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
         Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
         SearchOptions(strategy=config["strategy"],
                       budget=Budget(config["budget"], config["time_budget"]),
-                      seed=config["seed"], jobs=settings.jobs))
+                      seed=config["seed"], jobs=settings.jobs),
+        side_rounds=config.get("retest_rounds", 3))
     backend = target_of(task)
     resuming = run_id is not None
     try:

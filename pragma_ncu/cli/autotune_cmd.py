@@ -40,7 +40,8 @@ from pragma_ncu.spec import TaskSpec
 @click.option("--top-k", type=int, default=5, show_default=True,
               help="Candidates re-timed with more repetitions before a winner is declared.")
 @click.option("--rounds", type=int, default=2, show_default=True,
-              help="Interleaved re-test rounds.")
+              help="Interleaved re-test rounds; up to 4x as many while the re-test cannot "
+              "tell the winner from the incumbent (too noisy to decide).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sampler's seed.")
 @click.option("--incumbent", "incumbent", multiple=True,
               help="The configuration to beat, NAME=VALUE (default: the spec's defaults).")
@@ -154,6 +155,8 @@ def _print(result: SearchResult) -> None:
     click.echo(os.linesep.join(tables.stats_lines(result)))
     click.echo("")
     click.echo(tables.winners_table(result))
+    for line in tables.undecided_lines(result):
+        click.echo(line)
     click.echo("")
     click.echo(tables.retest_table(result))
     click.echo("")

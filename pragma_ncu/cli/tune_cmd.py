@@ -37,6 +37,9 @@ from pragma_ncu.store import DEFAULT_NAME
 @click.option("--budget", type=int, default=200, show_default=True,
               help="Points to compile and measure per round at most.")
 @click.option("--time-budget", type=float, help="Seconds one round's search may take at most.")
+@click.option("--retest-rounds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Interleaved rounds of each side-by-side re-test of a candidate and the "
+              "best; up to 4x as many while too noisy to decide.")
 @click.option("--strategy", type=click.Choice(STRATEGIES),
               default="auto", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -58,8 +61,9 @@ from pragma_ncu.store import DEFAULT_NAME
               show_default=True)
 def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume_id: str | None,
          rounds: int, target: float, patience: int, budget: int, time_budget: float | None,
-         strategy: str, seed: int, llm_model: str | None, llm_base_url: str | None,
-         no_llm: bool, llm_timeout: float, store_path: Path, arch: str | None, timeout: float,
+         retest_rounds: int, strategy: str, seed: int, llm_model: str | None,
+         llm_base_url: str | None, no_llm: bool, llm_timeout: float, store_path: Path,
+         arch: str | None, timeout: float,
          require_gpu: bool, gpus: GpuSelection | None, workers: int | None, ray: str | None,
          fmt: str) -> None:
     """Make a kernel faster, round by round, and say why at every step.
@@ -68,7 +72,8 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
     kernel's own knobs, re-tuned ranges, or with an LLM a rewritten template), searches its
     parameters inside the GPU's limits, re-tests the winner side by side with the historical
     best and profiles it; the conductor keeps the best (replaced only by a candidate verified
-    at every shape and faster beyond noise) and decides the next step. Every round is stored
+    at every shape and shown faster by the interval of their timings; a round too noisy to
+    decide says so) and decides the next step. Every round is stored
     in the run store (--resume continues an interrupted run) and `pragma-ncu trace` shows the
     reasoning. Without a GPU it checks the spec and compiles the kernel, says what a run
     needs, and exits 0. A C/C++ kernel runs on the CPU: the system compiler builds it (flags
@@ -87,7 +92,8 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                               target=target, patience=patience, budget=budget,
                               time_budget=time_budget, strategy=strategy, seed=seed, llm=llm,
                               resume=resume_id, store=store_path, arch=arch, timeout=timeout,
-                              pool=api.PoolRequest(gpus, workers, ray), settings=settings,
+                              pool=api.PoolRequest(gpus, workers, ray),
+                              retest_rounds=retest_rounds, settings=settings,
                               progress=progress_printer(fmt == "table"))
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)

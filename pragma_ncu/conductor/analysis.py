@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
@@ -55,7 +56,8 @@ def _comparison(s: Situation) -> Bullet:
     if before is not None:
         values["historical best objective"] = _us(before.objective_us)
     speed = f", {s.speedup:.2f}× the historical best" if s.speedup else ""
-    verdict = "accepted as the new best" if s.accepted else "not accepted"
+    verdict = ("accepted as the new best" if s.accepted else
+               "undecided, the best stays" if s.outcome == UNDECIDED else "not accepted")
     return Bullet(f"candidate {_us(cand.objective_us)} (geomean over "
                   f"{len(cand.times_us)} shapes){speed}: {verdict} — {s.acceptance}", values)
 

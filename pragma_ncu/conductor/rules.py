@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from pragma_ncu.conductor import analysis
+from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
@@ -57,6 +58,9 @@ class Situation:
     failure: str = ""  # "", "build", "verification", "coder", "spec"
     failure_text: str = ""
     history: tuple[Decision, ...] = ()  # earlier decisions, oldest first
+    outcome: str = ""  # the comparison's: "accepted", "rejected", "undecided" (accept.py)
+    interval: tuple[float, float] | None = None  # the speedup's confidence interval
+    noise_pct: float | None = None
 
 
 def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
@@ -67,11 +71,28 @@ def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = N
     bullets = analysis.with_cites(bullets, citations)
     base = Decision(round=situation.round, action="stop", reason="", accepted=situation.accepted,
                     acceptance=situation.acceptance, speedup_vs_best=situation.speedup,
-                    analysis=bullets, citations=citations)
-    return (_repair(situation, policy, base) or _stop(situation, policy, base)
-            or _first_tune(situation, base) or _far_from_roofline(situation, policy, base)
-            or _retune(situation, policy, base)
-            or _rewrite(situation, policy, base))
+                    analysis=bullets, citations=citations, outcome=situation.outcome,
+                    speedup_interval=situation.interval, noise_pct=situation.noise_pct)
+    decision = (_repair(situation, policy, base) or _stop(situation, policy, base)
+                or _first_tune(situation, base) or _far_from_roofline(situation, policy, base)
+                or _retune(situation, policy, base)
+                or _rewrite(situation, policy, base))
+    return _naming_the_noise(situation, decision)
+
+
+def _naming_the_noise(s: Situation, decision: Decision) -> Decision:
+    """A run that stops after rounds too noisy to decide says so first: its best may not be
+    the best it found, and a quieter machine may decide."""
+    if decision.action != "stop":
+        return decision
+    since = [d for d in (*s.history, decision) if d.round > 0]
+    for d in reversed(since):
+        if d.accepted:
+            break
+        if d.outcome == UNDECIDED:
+            return _with(decision, "stop", f"round {d.round} was {d.acceptance}; "
+                         f"{decision.reason}")
+    return decision
 
 
 def _repair(s: Situation, policy: Policy, base: Decision) -> Decision | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pragma_ncu.kernel_template import standalone
 from pragma_ncu.loop.rounds import Context, State, spec_of
+from pragma_ncu.records import too_noisy
 from pragma_ncu.roofline import COMPUTE_KINDS
 
 
@@ -26,6 +27,7 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         **_compute_summary(ctx),
         "ceiling_fraction": st.best.ceiling_fraction,
         "stop_reason": stop_reason or st.records[-1].decision.reason,
+        **too_noisy(st.records),
         "llm": ctx.llm_label,
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens
                           for r in st.records for c in r.llm_calls),

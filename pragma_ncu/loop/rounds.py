@@ -17,7 +17,7 @@ from pragma_ncu.backends.base import Session
 from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
-from pragma_ncu.conductor.accept import Acceptance, accept
+from pragma_ncu.conductor.accept import Acceptance, accept, judge
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.cite import Knowledge
@@ -30,7 +30,7 @@ from pragma_ncu.loop.side_by_side import (
     failure_summary,
     side_by_side,
 )
-from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord
+from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord, verdict_word
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
@@ -51,7 +51,8 @@ class TuneOptions:
     tuned: tuple[str, ...]  # shapes timed; the spec's others are verified only
     policy: Policy = field(default_factory=Policy)
     search: SearchOptions = field(default_factory=SearchOptions)
-    side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test
+    side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test (up to 4x
+    # that while the acceptance rule cannot tell the two apart)
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,10 @@ def baseline(ctx: Context) -> State:
     spec, evaluator = _evaluator(ctx, {}, variant)
     point = dict(spec.default_params())
     start = ctx.backend.clock()
-    entrant = Entrant(evaluator, point, evaluator.build(point), is_best=True)
-    if not entrant.built.ok:
-        raise TuneError(f"the original kernel does not build:\n{entrant.built.log}")
+    built = evaluator.build(point)
+    if not built.ok:
+        raise TuneError(f"the original kernel does not build:\n{built.log}")
+    entrant = Entrant(evaluator, point, built, is_best=True)
     (retest,) = side_by_side([entrant], ctx.tuned_shapes, ctx.options.side_rounds)
     wrong = retest.message if retest.status != "ok" else check_everywhere(entrant,
                                                                           ctx.check_shapes)
@@ -171,11 +173,12 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     best_after, diagnosis = st.best, st.diagnosis
     if outcome.acceptance.accepted and outcome.candidate is not None and variant is not None:
         best_after, diagnosis = outcome.candidate, outcome.diagnosis
+    got = outcome.acceptance
     situation = Situation(
-        number, best_after, outcome.best_before or st.best, outcome.candidate,
-        outcome.acceptance.accepted, outcome.acceptance.reason, outcome.acceptance.speedup,
-        diagnosis, _params_of(ctx, st, best_after, variant), outcome.failure,
-        outcome.failure_text, st.history)
+        number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
+        got.reason, got.speedup, diagnosis, _params_of(ctx, st, best_after, variant),
+        outcome.failure, outcome.failure_text, st.history, got.outcome, got.interval,
+        got.noise_pct)
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
@@ -226,7 +229,8 @@ def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskS
     cand = Entrant(evaluator, dict(winner.point), evaluator.build(dict(winner.point)))
     best = Entrant(best_eval, best_point, best_eval.build(best_point), is_best=True)
     ctx.notice("side by side with the historical best")
-    best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, ctx.options.side_rounds)
+    best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, ctx.options.side_rounds,
+                                    judge, ctx.notice)
     verified = _verified_everywhere(result.evaluations, winner.point)
     acceptance = accept(best_rt, cand_rt, verified)
     before = _refreshed(st.best, best_rt)
@@ -379,6 +383,7 @@ def _announce(ctx: Context, r: RoundRecord) -> None:
     got = (f"candidate {c.objective_us:.2f} µs" if c is not None and c.objective_us
            else "no verified candidate")
     best = r.best_after.objective_us if r.best_after else None
-    ctx.notice(f"round {r.round}: {got}; {'accepted' if d.accepted else 'not accepted'}; "
+    verdict = verdict_word(d, "accepted", "not accepted", "undecided (too noisy)")
+    ctx.notice(f"round {r.round}: {got}; {verdict}; "
                f"best {best:.2f} µs; next: {d.action} — {d.reason}" if best else
                f"round {r.round}: {got}; next: {d.action} — {d.reason}")

@@ -2,56 +2,40 @@
 
 A candidate is compared with the historical best in the same interleaved re-test rounds, on
 the same GPU minutes, with fresh inputs verified again: the comparison the acceptance rule
-rests on, not two numbers taken at different times.
+rests on, not two numbers taken at different times. While the rule cannot tell, the two are
+measured in more rounds, up to a bound.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.measurement import Measurement
-from pragma_ncu.search.evaluator import CHECK, RETEST, Evaluator
+from pragma_ncu.search.evaluator import CHECK
 from pragma_ncu.search.results import Evaluation, Retest
-from pragma_ncu.search.retest import summarize
+from pragma_ncu.search.retest import Entrant, Judge, Notice, Rounds, settle
 from pragma_ncu.search.space import Point
 from pragma_ncu.spec import Shape
 
-
-@dataclass(frozen=True)
-class Entrant:
-    """One kernel instance in a side-by-side re-test."""
-
-    evaluator: Evaluator
-    point: Point
-    built: BuildResult
-    is_best: bool = False
+__all__ = ["Entrant", "check_everywhere", "evaluation_row", "failure_summary", "side_by_side"]
 
 
-def side_by_side(entrants: Sequence[Entrant], shapes: Sequence[Shape],
-                 rounds: int) -> list[Retest]:
-    """Each entrant at each shape, `rounds` times, interleaved; a failure ends that entrant."""
-    samples: list[dict[str, list[Measurement]]] = [{} for _ in entrants]
-    failures: list[Measurement | str | None] = [
-        None if e.built.ok else f"did not build: {e.built.status}" for e in entrants]
-    for _ in range(rounds):
-        for i, e in enumerate(entrants):
-            if failures[i] is not None:
-                continue
-            for shape in shapes:
-                m = e.evaluator.measure(e.point, e.built, shape, RETEST)
-                if not m.status.is_verified:
-                    failures[i] = m
-                    break
-                samples[i].setdefault(shape.name, []).append(m)
-    return [summarize(e.point, samples[i], failures[i], e.is_best)
-            for i, e in enumerate(entrants)]
+def side_by_side(entrants: Sequence[Entrant], shapes: Sequence[Shape], rounds: int,
+                 judge: Judge | None = None, notice: Notice = lambda _: None) -> list[Retest]:
+    """Each entrant at each shape, `rounds` times, interleaved (a failure ends that entrant);
+    with a `judge`, more rounds while its verdict is undecided (`search.retest.settle`)."""
+    together = Rounds(entrants, shapes)
+    if judge is None:
+        together.run(rounds)
+        return together.retests()
+    retests, _ = settle(together, rounds, judge, notice=notice)
+    return retests
 
 
 def check_everywhere(entrant: Entrant, shapes: Sequence[Shape]) -> str:
     """Verify (no timing) at the check shapes; '' when right everywhere, else what failed."""
+    if entrant.built is None or not entrant.built.ok:
+        return "not built"
     for shape in shapes:
         m = entrant.evaluator.measure(entrant.point, entrant.built, shape, CHECK)
         if not m.status.is_verified:

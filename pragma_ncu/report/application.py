@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
-from pragma_ncu.api.application import Application, GroupExplanation
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 from pragma_ncu.triage.causes import number
 from pragma_ncu.triage.groups import duration_us
 from pragma_ncu.triage.overview import duration_text
+
+if TYPE_CHECKING:  # the API's result types, named in annotations only (no import cycle)
+    from pragma_ncu.api.application import Application, GroupExplanation
 
 WIDTH = 100
 SCREEN = 60  # lines

@@ -38,9 +38,17 @@ def _row(label: str, v: Verdict, shape: str | None, result: SearchResult) -> lis
         return [label, "-", None, None, "", None, None, v.reason]
     t, noise = _time_and_noise(w, shape)
     it = _time_and_noise(i, shape)[0] if i is not None and i.status == "ok" else None
-    decision = "new best" if v.accepted else "keep incumbent"
+    decision = ("new best" if v.accepted else
+                "undecided: too noisy, keep incumbent" if v.undecided else "keep incumbent")
     pct = _pct_roofline(w, shape, result) if shape is not None else ""
     return [label, point_key(w.point), t, noise, pct, it, v.speedup, decision]
+
+
+def undecided_lines(result: SearchResult) -> list[str]:
+    """The verdicts the re-test could not decide, with their figures: the incumbent was kept
+    for want of evidence, not because it was faster."""
+    verdicts = [*result.per_shape, ("general (geo-mean)", result.general)]
+    return [f"{label}: {v.reason}" for label, v in verdicts if v.undecided]
 
 
 def _time_and_noise(r: Retest, shape: str | None) -> tuple[float | None, float | None]:

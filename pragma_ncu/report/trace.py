@@ -18,7 +18,7 @@ import jinja2
 from tabulate import tabulate
 
 from pragma_ncu import markdown as md
-from pragma_ncu.records import KernelState, RoundRecord
+from pragma_ncu.records import KernelState, RoundRecord, too_noisy, verdict_word
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
 
@@ -49,6 +49,7 @@ class Headline:
     ceiling_gbps: float | None
     compute_rate: float | None = None  # FLOP/s of the compute ceiling (with the spec's FLOPs)
     compute_name: str = ""
+    too_noisy: str = ""  # the last round too noisy to decide, in words ("" when none)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class RoundView:
     space: str
     failure: str  # why the candidate failed; "" when it was verified
     new_source: bool  # the variant's source appears for the first time in the trace
+    verdict: str = ""  # "accepted", "not accepted", or "undecided (too noisy)"
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,8 @@ def headline(trace: Trace) -> Headline:
         rounds=s.get("rounds") or len(rounds), device=s.get("device") or trace.run.device,
         stop_reason=stop, llm=str(s.get("llm") or "none"),
         ceiling_gbps=s.get("ceiling_gbps"), compute_rate=s.get("compute_rate"),
-        compute_name=str(s.get("compute_name") or ""))
+        compute_name=str(s.get("compute_name") or ""),
+        too_noisy=str(s.get("too_noisy") or too_noisy(rounds)["too_noisy"]))
 
 
 def overview_table(trace: Trace, base: float | None) -> Table:
@@ -194,7 +197,7 @@ def overview_table(trace: Trace, base: float | None) -> Table:
         best = _objective(r.best_after)
         rows.append((str(r.round), r.action, str(r.variant.get("name", "?")),
                      fmt_us(cand) if cand else "failed", fmt_us(best), fmt_x(_ratio(base, best)),
-                     "yes" if r.decision.accepted else "no", r.decision.action))
+                     verdict_word(r.decision, no="no"), r.decision.action))
     return Table(("round", "ran", "variant", "candidate µs", "best µs", "best × baseline",
                   "accepted", "next"), tuple(rows))
 
@@ -314,7 +317,9 @@ def round_views(trace: Trace, base: float | None) -> list[RoundView]:
             record=r, title=f"Round {r.round} — {r.action} ({r.variant.get('name', '?')})",
             comparison=comparison_table(r, base), metrics=metrics_table(r),
             search=search_line(r), space=space_line(r), failure=failure_text(r),
-            new_source=bool(source) and source not in seen))
+            new_source=bool(source) and source not in seen,
+            verdict=verdict_word(r.decision, "accepted", "not accepted",
+                                 "undecided (too noisy)")))
         seen.add(source)
     return views
 

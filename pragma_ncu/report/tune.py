@@ -7,7 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from pragma_ncu.records import RoundRecord
+from pragma_ncu.records import RoundRecord, verdict_word
 
 
 def rounds_table(records: Sequence[RoundRecord]) -> str:
@@ -23,7 +23,7 @@ def rounds_table(records: Sequence[RoundRecord]) -> str:
                      f"{best:.2f}" if best else "-",
                      f"{base / best:.2f}×" if base and best else "-",
                      f"{100 * b.ceiling_fraction:.0f}%" if b and b.ceiling_fraction else "-",
-                     "yes" if r.decision.accepted else "", r.decision.action])
+                     verdict_word(r.decision), r.decision.action])
     return tabulate(rows, headers=["round", "did", "variant", "cand µs", "best µs",
                                    "speedup", "% roofline", "accepted", "next"])
 
@@ -35,6 +35,8 @@ def summary_lines(run_id: str, summary: dict[str, Any]) -> list[str]:
              f"best from round {summary.get('best_round')} ({summary.get('best_variant')}) at "
              f"{summary.get('best_params')}",
              f"stopped: {summary.get('stop_reason')}"]
+    if summary.get("too_noisy"):
+        lines.append(f"undecided: {summary['too_noisy']}")
     if summary.get("llm") and summary["llm"] != "none":
         lines.append(f"LLM: {summary['llm']}, {summary.get('llm_tokens', 0)} tokens")
     return lines

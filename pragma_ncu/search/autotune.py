@@ -39,7 +39,7 @@ class SearchOptions:
     strategy: str = "auto"  # one of strategies.STRATEGIES
     budget: Budget = field(default_factory=lambda: Budget(evaluations=200, seconds=None))
     top_k: int = 5
-    rounds: int = 2  # interleaved re-test rounds
+    rounds: int = 2  # interleaved re-test rounds (more, up to 4x, while a verdict is undecided)
     seed: int = 0
     jobs: int = 1  # parallel compiles
     phases: Phases | None = None  # None: the target's own (GPU and CPU time differently)
@@ -72,11 +72,11 @@ def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptio
     on = f" on {pooled.device.label}" if pooled is not None and pooled.device else ""
     notice(f"re-testing {len(points)} candidates, {options.rounds} rounds{on}")
     t0 = clock()
-    retests = retesting.retest(points, log.builds, problem.shapes, evaluator, options.rounds,
-                               incumbent)
+    retests, verdicts = retesting.retest(points, log.builds, problem.shapes, evaluator,
+                                         options.rounds, incumbent,
+                                         lambda rts: retesting.decide_all(rts, names), notice)
     retest_s = clock() - t0
-    general = retesting.decide(retests)
-    per_shape = tuple((n, retesting.decide(retests, n)) for n in names)
+    general, per_shape = verdicts[0], tuple(zip(names, verdicts[1:], strict=True))
     stats = _stats(problem, log, retest_s, clock() - start)
     result = SearchResult(problem.spec.kernel_name, strategy.name, options.seed, tuple(names),
                           tuple(log.evaluations), tuple(retests), general, per_shape, stats)

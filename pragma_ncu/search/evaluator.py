@@ -32,13 +32,15 @@ class Phases:
     """Timing and verification per phase: short runs while searching, long ones to re-test.
 
     Both phases verify before timing and re-verify after it; the re-test draws fresh inputs
-    (other seeds) so a winner is checked on data the search never saw.
+    (other seeds) so a winner is checked on data the search never saw, and keeps every
+    sample, which the acceptance rule compares (`search.compare`).
     """
 
     search: TimingConfig = field(default_factory=lambda: TimingConfig(
         warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=25.0, copy_reference=False))
     retest: TimingConfig = field(default_factory=lambda: TimingConfig(
-        warmup_ms=10.0, min_reps=50, max_reps=5000, budget_ms=150.0, copy_reference=True))
+        warmup_ms=10.0, min_reps=50, max_reps=5000, budget_ms=150.0, copy_reference=True,
+        keep_samples=True))
     search_seeds: tuple[int, ...] = (1, 2)
     retest_seeds: tuple[int, ...] = (3, 4)
 

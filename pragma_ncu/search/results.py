@@ -93,10 +93,13 @@ class ShapeTime:
     shape: str
     median_us: float
     noise_us: float  # max(IQR of any round, spread of the round medians)
-    rounds_us: tuple[float, ...]
+    rounds_us: tuple[float, ...]  # each round's median, in round order
     gbps: float | None = None
     copy_us: float | None = None
     flops: float | None = None  # the spec's metrics.flops at this shape
+    # every round's samples, pooled (empty when some round's timing kept none): not written
+    # to results.json, which keeps their count
+    samples_us: tuple[float, ...] = ()
 
     @property
     def noise_pct(self) -> float:
@@ -125,15 +128,59 @@ class Retest:
         return next((s for s in self.shapes if s.shape == shape), None)
 
 
+FASTER = "faster"
+NOT_FASTER = "not faster"
+UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A candidate against the incumbent, from their interleaved re-test rounds (see
+    `search.compare`): whether it is faster, with the interval that says so."""
+
+    outcome: str  # FASTER, NOT_FASTER, or UNDECIDED (the interval is too wide to tell)
+    speedup: float  # the incumbent's objective / the candidate's (medians)
+    low: float | None  # the speedup's confidence interval; None: too few timings for one
+    high: float | None
+    confidence: float
+    margin: float  # the smallest gain that counts (a fraction of the incumbent's time)
+    rounds: int  # the rounds both were measured in
+    noise_pct: float  # the larger noise of the two (ShapeTime.noise_pct), at the worst shape
+    samples: int  # per-launch samples the interval rests on (0: the rounds' medians only)
+
+    @property
+    def text(self) -> str:
+        """One line for messages: the speedup, its interval, and what it means."""
+        got = f"{self.speedup:.2f}×"
+        if self.low is not None and self.high is not None:
+            got += (f" (interval {self.low:.2f}–{self.high:.2f}× at {self.confidence:.0%}, "
+                    f"{self.rounds} rounds)")
+        else:
+            got += f" ({self.rounds} round(s): too few timings for an interval)"
+        margin = f"{100 * self.margin:g}%"
+        if self.outcome == FASTER:
+            return f"{got} faster, beyond the {margin} margin"
+        if self.outcome == NOT_FASTER:
+            return f"{got}: not faster by the {margin} margin"
+        return (f"too noisy to decide: {got}, noise {self.noise_pct:.0f}%; re-run on a quieter "
+                "machine or with more re-test rounds")
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The winner among the re-tested candidates and whether it beats the incumbent."""
 
     winner: Retest | None
     incumbent: Retest | None
-    accepted: bool  # the winner beats the incumbent beyond the measured noise
+    accepted: bool  # the winner is faster than the incumbent (see `search.compare`)
     speedup: float | None  # incumbent objective / winner objective
     reason: str
+    comparison: Comparison | None = None  # the winner against the incumbent, when compared
+
+    @property
+    def undecided(self) -> bool:
+        """The re-test could not tell whether the winner beats the incumbent."""
+        return self.comparison is not None and self.comparison.outcome == UNDECIDED
 
     @property
     def chosen(self) -> Point | None:
@@ -220,9 +267,13 @@ class SearchResult:
 def _retest_json(r: Retest | None) -> dict[str, Any] | None:
     if r is None:
         return None
-    return {**asdict(r), "objective": r.objective}
+    data = asdict(r)
+    for shape in data["shapes"]:  # thousands of floats per round: their count is enough here
+        shape["samples"] = len(shape.pop("samples_us"))
+    return {**data, "objective": r.objective}
 
 
 def _verdict_json(v: Verdict) -> dict[str, Any]:
     return {"winner": _retest_json(v.winner), "incumbent": _retest_json(v.incumbent),
-            "accepted": v.accepted, "speedup": v.speedup, "reason": v.reason}
+            "accepted": v.accepted, "speedup": v.speedup, "reason": v.reason,
+            "comparison": asdict(v.comparison) if v.comparison is not None else None}

@@ -45,6 +45,7 @@ class TimingConfig:
     flush_l2: bool = True
     graph_below_us: float = 10.0  # kernels faster than this are timed as graph replays
     copy_reference: bool = True  # also time a device copy of the same bytes
+    keep_samples: bool = False  # answer with every sample, not only their summary
 
 
 @dataclass(frozen=True)

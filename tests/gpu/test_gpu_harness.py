@@ -110,3 +110,18 @@ def test_timing_is_repeatable(runner, settings) -> None:  # type: ignore[no-unty
         assert m.timing is not None and m.timing.mode == "events"
         medians.append(m.timing.median_us)
     assert (max(medians) - min(medians)) / min(medians) < 0.02, medians
+
+
+def test_retest_timing_keeps_its_samples(runner, settings) -> None:  # type: ignore[no-untyped-def]
+    """The re-test asks for every sample (the acceptance rule compares them): per launch in
+    event mode, per graph replay below 10 µs."""
+    spec = load_spec(ROOT / "examples" / "silu_and_mul.toml")
+    for name in ("llama-7b", "odd"):
+        cfg = TimingConfig(budget_ms=20.0, min_reps=10, keep_samples=True)
+        m = run_bench(spec, [spec.shape_named(name)], settings, runner,
+                      timing=cfg).rows[0].measurement
+        assert m.timing is not None and len(m.timing.samples_us) == m.timing.reps, name
+        assert min(m.timing.samples_us) == m.timing.min_us
+        plain = run_bench(spec, [spec.shape_named(name)], settings, runner,
+                          timing=QUICK).rows[0].measurement
+        assert plain.timing is not None and plain.timing.samples_us == ()

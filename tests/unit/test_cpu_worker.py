@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,10 @@ def test_timing_between_the_rounds(cpu: Runner, kdir: Path) -> None:
     assert 0 < m.timing.min_us <= m.timing.median_us
     assert m.copy_us is not None and m.copy_us > 0  # 12 kB moved: enough for a copy
     assert [c.phase for c in m.checks] == ["verify", "reverify"]
+    assert m.timing.samples_us == ()  # not asked for: stored rows stay small
+    kept = evaluate(cpu, request(kdir, "axpy", timing=replace(cfg, keep_samples=True)))
+    assert kept.timing is not None and len(kept.timing.samples_us) == kept.timing.reps
+    assert min(kept.timing.samples_us) == kept.timing.min_us
 
 
 def test_ceiling_and_launch_ops(cpu: Runner) -> None:

@@ -144,6 +144,12 @@ def test_round_trip_with_timing_and_checks():
     assert back.timing.launches_per_sample == 8
 
 
+def test_round_trip_keeps_the_samples_a_retest_timing_kept():
+    m = _measurement(timing=summarize([10.0, 12.0, 11.0], keep_samples=True))
+    back = Measurement.from_json(json.loads(json.dumps(m.to_json())))
+    assert back == m and back.timing is not None and back.timing.samples_us == (10.0, 12.0, 11.0)
+
+
 def test_round_trip_without_timing():
     m = Measurement(status=Status.COMPILE_ERROR, shape="big", message="nvcc: error")
     data = json.loads(json.dumps(m.to_json()))

@@ -9,13 +9,18 @@ import numpy as np
 import pytest
 
 from pragma_ncu.stats import (
+    RatioEstimate,
     TimingStats,
     beats,
+    joint_ratio,
+    paired_ratio,
     quantile,
     relative_change_pct,
     repetitions,
     shift_ratio,
+    student_t_quantile,
     summarize,
+    widest,
 )
 
 
@@ -217,3 +222,54 @@ def test_shift_ratio_recovers_a_planted_ratio_and_needs_enough_values():
     assert big is not None and big.n_base == 5000 and big.low < 1.1 < big.high
     with pytest.raises(ValueError):
         shift_ratio([1.0] * 5, [1.0] * 5, confidence=0.5)
+
+
+# --- the re-test's intervals: rounds paired, shapes joined, the widest taken -----------------
+
+
+def test_student_t_quantiles_match_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 4, 5, 7, 11, 30, 200):
+        for p in (0.5, 0.9, 0.975, 0.99167, 0.9995):
+            assert student_t_quantile(p, df) == pytest.approx(scipy_stats.t.ppf(p, df),
+                                                              rel=1e-9, abs=1e-12)
+    with pytest.raises(ValueError):
+        student_t_quantile(0.4, 3)
+    with pytest.raises(ValueError):
+        student_t_quantile(0.975, 0)
+
+
+def test_paired_ratio_is_the_t_interval_of_the_log_ratios():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    base = [100.0, 104.0, 98.0, 101.0]
+    new = [90.0, 95.0, 87.0, 92.0]
+    est = paired_ratio(base, new)
+    logs = np.log(np.array(new) / np.array(base))
+    low, high = scipy_stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(),
+                                       scale=scipy_stats.sem(logs))
+    assert est is not None and est.n_base == 4
+    assert (math.log(est.low), math.log(est.high)) == pytest.approx((low, high))
+    assert est.ratio == pytest.approx(math.exp(logs.mean()))
+    assert paired_ratio([1.0], [2.0]) is None  # one pair: no spread to judge
+    assert paired_ratio([1.0, 0.0], [1.0, 1.0]) is None
+    same = paired_ratio([2.0, 4.0], [1.0, 2.0])  # pairs that agree exactly: no width
+    assert same is not None and same.low == same.high == pytest.approx(0.5)
+
+
+def test_joint_and_widest_intervals():
+    a = RatioEstimate(0.5, 0.4, 0.6, 0.975, 10, 10)
+    b = RatioEstimate(2.0, 1.5, 2.5, 0.975, 20, 20)
+    joint = joint_ratio([a, b])
+    assert joint.ratio == pytest.approx(1.0) and joint.confidence == pytest.approx(0.95)
+    assert joint.low == pytest.approx(math.sqrt(0.4 * 1.5))
+    assert joint.high == pytest.approx(math.sqrt(0.6 * 2.5))
+    wide = widest(a, None, b)
+    assert wide is not None and (wide.ratio, wide.low, wide.high) == (0.5, 0.4, 2.5)
+    assert widest(None, None) is None
+    with pytest.raises(ValueError):
+        joint_ratio([])
+
+
+def test_summarize_keeps_the_samples_only_when_asked():
+    assert summarize([3.0, 1.0, 2.0]).samples_us == ()
+    assert summarize([3.0, 1.0, 2.0], keep_samples=True).samples_us == (3.0, 1.0, 2.0)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,9 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
-from pragma_ncu.measurement import Status
+from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.records import RoundRecord
+from pragma_ncu.report.trace import load_trace, render_markdown
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.replay import load_recording
 from pragma_ncu.search.results import Budget, Evaluation
@@ -322,6 +323,51 @@ def test_wrong_answer_candidate_is_routed_back_to_the_coder(
 # --- F (through the loop): verified at the tuned shapes, wrong at the check shape ----------
 
 FAST: dict[str, Any] = {"BLOCK": 128, "VEC": 2, "ROWS": 4}  # recorded 97.8 µs; planted 0.6x
+
+
+def flat(evaluations: list[Evaluation], gain: float) -> list[Evaluation]:
+    """Every point timed as the defaults are, but FAST planted `gain` (0.02: 2%) faster: a
+    space whose winner a noisy host cannot tell from the defaults."""
+    default = next(e for e in evaluations if e.point == {"BLOCK": 256, "VEC": 1, "ROWS": 1})
+    base = {m.shape: m.timing.median_us for m in default.measurements if m.timing}
+
+    def at(m: Measurement, us: float) -> Measurement:
+        if m.timing is None:
+            return m
+        return replace(m, timing=replace(m.timing, median_us=us, mean_us=us, min_us=us,
+                                         max_us=us, p10_us=us, p90_us=us))
+    return [replace(e, measurements=tuple(
+        at(m, base[m.shape] * ((1 - gain) if e.point == FAST else 1.0))
+        for m in e.measurements)) for e in evaluations]
+
+
+def test_a_host_too_noisy_to_decide_keeps_the_best_and_says_so(tmp_path: Path) -> None:
+    """A point 10% better than the defaults, every timing jittered by up to 60%: the
+    side-by-side re-test grows from 2 to 8 rounds, still cannot tell, and the run keeps the
+    baseline and says why, in the round's decision, the stop reason, the summary and the
+    trace (the simulation's seed 1 is one where the candidate's median came out faster)."""
+    source = TEMPLATED.with_name("silu_and_mul.cu").read_text()
+    rig = make_rig(tmp_path, TEMPLATED, {source: flat(silu(), 0.1)},
+                   {source: "silu_and_mul"}, policy=Policy(max_rounds=1, target_fraction=5.0))
+    rig.backend.jitter_pct, rig.backend.seed = 60.0, 1
+    st = loop.run(rig.ctx)
+
+    tuned = st.records[1]
+    d = tuned.decision
+    assert d.outcome == "undecided" and not d.accepted
+    assert st.best is st.records[0].best_after  # the baseline stays the best
+    assert d.acceptance.startswith("too noisy to decide") and "8 rounds" in d.acceptance
+    assert d.noise_pct is not None and f"noise {d.noise_pct:.0f}%" in d.acceptance
+    assert d.speedup_interval is not None and d.speedup_interval[0] < 1.01 < d.speedup_interval[1]
+    assert d.reason.startswith("round 1 was too noisy to decide") and "round budget" in d.reason
+    assert any(n.startswith("undecided after 2 re-test rounds") for n in rig.notices)
+    summary = session.summary(rig.ctx, st)
+    assert summary["undecided_rounds"] == [1] and summary["speedup"] == 1.0
+    assert summary["too_noisy"] == f"round 1 was {d.acceptance}"
+    rig.store.set_run_status(rig.run_id, "done", summary)
+    md = render_markdown(load_trace(rig.store, rig.run_id))
+    assert f"- **undecided:** round 1 was {d.acceptance}" in md
+    assert "**undecided (too noisy)**" in md
 
 
 @pytest.mark.parametrize("broken", [False, True], ids=["control", "fails-at-odd"])

@@ -22,7 +22,7 @@ def cpu_phases() -> Phases:
         search=TimingConfig(warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=40.0,
                             copy_reference=False),
         retest=TimingConfig(warmup_ms=10.0, min_reps=30, max_reps=5000, budget_ms=150.0,
-                            copy_reference=True))
+                            copy_reference=True, keep_samples=True))
 
 
 class CpuEvaluator(CompiledEvaluator):

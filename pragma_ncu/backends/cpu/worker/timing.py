@@ -62,7 +62,7 @@ def time_call(call: Call, restore: Call, flush: Call | None, cfg: TimingConfig) 
     reps = stats.repetitions(float(np.median(pilot)), overhead_us, cfg.budget_ms, cfg.min_reps,
                              cfg.max_reps)
     samples, _ = _samples(call, restore, flush, reps)
-    return stats.summarize(samples, mode="clock")
+    return stats.summarize(samples, mode="clock", keep_samples=cfg.keep_samples)
 
 
 def _samples(call: Call, restore: Call, flush: Call | None, reps: int

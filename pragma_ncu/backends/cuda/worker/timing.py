@@ -67,7 +67,7 @@ def time_launch(gpu: Gpu, ws: Workspace, launch: Launch, flusher: Flusher,
         return _graph_timing(gpu, ws, launch, pilot_us, cfg)
     reps = stats.repetitions(pilot_us, 0.0, cfg.budget_ms, cfg.min_reps, cfg.max_reps)
     samples, _ = _event_samples(gpu, ws, launch, flusher, cfg, reps, host_us)
-    return stats.summarize(samples, mode="events")
+    return stats.summarize(samples, mode="events", keep_samples=cfg.keep_samples)
 
 
 def _event_samples(gpu: Gpu, ws: Workspace, launch: Launch, flusher: Flusher, cfg: TimingConfig,
@@ -135,7 +135,8 @@ def _replay(gpu: Gpu, graph: Any, per_graph: int, pilot_us: float, cfg: TimingCo
     samples = [gpu.time_ms(lambda: graph.launch(gpu.stream)) * 1e3 / per_graph
                for _ in range(reps)]
     mode = f"graph(rotating {copies} sets)" if copies > 1 else "graph(warm L2)"
-    return stats.summarize(samples, mode=mode, launches_per_sample=per_graph)
+    return stats.summarize(samples, mode=mode, launches_per_sample=per_graph,
+                           keep_samples=cfg.keep_samples)
 
 
 def time_copy(gpu: Gpu, flusher: Flusher, nbytes: int, reps: int = 10) -> float | None:
