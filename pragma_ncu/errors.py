@@ -73,3 +73,9 @@ class TemplateError(InputError):
 class DraftError(InputError):
     """`init` cannot draft a spec from a source: no kernel in it, several and none chosen, or
     an argument a spec cannot describe; the message names it and what would work."""
+
+
+class SourceError(InputError):
+    """A kernel source cannot be used as given: missing, unreadable or not text; the message
+    names the file and what would work."""
+

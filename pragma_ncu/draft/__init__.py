@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragma_ncu import sources
 from pragma_ncu.draft.cparse import language_of, parse_source
 from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
@@ -58,8 +59,7 @@ def draft_spec(kernel_path: Path, name: str | None = None, spec_path: Path | Non
     if not kernel_path.is_file():
         raise DraftError(f"kernel file not found: {kernel_path}")
     target = target_of(kernel_path)
-    facts = parse_source(kernel_path.read_text(errors="replace"),
-                         language_of(kernel_path.suffix))
+    facts = parse_source(sources.read(kernel_path), language_of(kernel_path.suffix))
     draft = infer(facts, choose_kernel(facts, target, kernel_path, name), kernel_path, target)
     spec_path = spec_path or spec_path_for(kernel_path)
     source_rel = _relative(kernel_path, spec_path.parent)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pragma_ncu import kernel_template as template
+from pragma_ncu import sources
 from pragma_ncu.search import table as tables
 from pragma_ncu.search.results import SearchResult
 from pragma_ncu.spec import Shape, TaskSpec
@@ -82,6 +83,4 @@ def _safe(name: str) -> str:
 
 
 def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    sources.write(path, text)  # a kernel's bytes as read (JSON is ASCII: the same either way)
