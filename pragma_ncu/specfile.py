@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,11 @@ from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
     REFERENCE_LIBRARIES,
+    WITHOUT_DEVICE,
     ArgSpec,
     Init,
     LaunchSpec,
+    Memory,
     Param,
     Reference,
     Role,
@@ -102,7 +104,40 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     _check_names(spec, w)
     check_template_args({p.name for p in spec.params}, spec.template_args, spec.is_jinja, w)
     _check_target(spec, rules, w)
+    check_shapes(spec, where=w)
     return spec
+
+
+def check_shapes(spec: TaskSpec, shapes: Sequence[Shape] | None = None,
+                 memory: Memory = WITHOUT_DEVICE, where: str | None = None) -> None:
+    """Every shape (the spec's, by default) has positive dims and resolves at the defaults,
+    its integer scalars fit their types, and its arrays fit in `memory` (a device's, once a
+    worker said; else the stated limit): a bad size is refused here, naming the shape and the
+    argument, before anything is compiled or run."""
+    w = where or str(spec.spec_path)
+    for shape in spec.shapes if shapes is None else shapes:
+        label = (f"shapes[{spec.shapes.index(shape)}] ({shape.name})" if shape in spec.shapes
+                 else f"shape {shape.label()}")
+        for key, value in shape.dims:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+                raise SpecError(w, f"{label}.{key}", "a positive integer below 2**63", value)
+        task = spec.resolve(shape, {})
+        for arg in task.args:
+            problem = arg.out_of_range()
+            if problem is not None:
+                raise SpecError(w, f"{label}: args.{arg.name}", problem, arg.value)
+        used = memory.footprint(task)
+        if used > memory.limit:
+            big = max((a for a in task.args if a.role != Role.SCALAR.value),
+                      key=lambda a: a.nbytes)
+            raise SpecError(w, label, f"arrays within {_size(memory.limit)} ({memory.what})",
+                            f"{_size(used)}, args.{big.name} alone {_size(big.nbytes)}")
+
+
+def _size(nbytes: int) -> str:
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = min(len(units) - 1, max(0, (nbytes.bit_length() - 1) // 10))
+    return f"{nbytes / 1024**power:.1f} {units[power]}"
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:
@@ -300,8 +335,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
         for key, v in item.items():
             if key == "name":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise SpecError(w, f"shapes[{i}].{key}", "a positive integer", v)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < 2**63:
+                raise SpecError(w, f"shapes[{i}].{key}", "a positive integer below 2**63", v)
             dims.append((key, v))
         shapes.append(Shape(name, tuple(dims)))
     return tuple(shapes)

@@ -15,7 +15,7 @@ from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.specfile import check_shapes, load_spec, spec_path_for
 
 SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
 Progress = Callable[[str], None]
@@ -47,7 +47,9 @@ def shapes_of(spec: TaskSpec, wanted: Sequence[str | Shape] | None = None) -> li
     none are named (UsageError for `--shape` otherwise)."""
     if not wanted:
         return list(spec.shapes)
-    return [item if isinstance(item, Shape) else _shape(spec, item) for item in wanted]
+    chosen = [item if isinstance(item, Shape) else _shape(spec, item) for item in wanted]
+    check_shapes(spec, [s for s in chosen if s not in spec.shapes])  # a shape made here
+    return chosen
 
 
 def _shape(spec: TaskSpec, item: str) -> Shape:

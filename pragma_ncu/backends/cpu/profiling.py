@@ -29,7 +29,9 @@ from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
 from pragma_ncu.stats import TimingStats
+from pragma_ncu.worker.guards import worker_memory
 
 Progress = Callable[[str], None]
 
@@ -70,6 +72,7 @@ def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Run
                    repeats: int = 1, progress: Progress = lambda _: None) -> CpuRun:
     """Verify and time `spec`'s kernel at `shape` (`repeats` times), then profile one call."""
     host: HostInfo = runner.hello()
+    check_shapes(spec, [shape], worker_memory(host.memory_bytes, f"this host ({host.name})"))
     point = {**spec.default_params(), **(params or {})}
     evaluator = CpuEvaluator(spec, settings, runner)
     progress(f"compiling {spec.source_path.name}")
