@@ -59,6 +59,9 @@ class BuildRequest:
 
 @dataclass(frozen=True)
 class BuildResult:
+    """A compile's result. For "kernel_not_found" the log's first line is the target's
+    KernelNotFound message (the words the early check of the source uses)."""
+
     status: str  # "ok" | "compile_error" | "kernel_not_found"
     kernel_name: str  # the requested name
     symbol: str | None  # the entry point in the cubin (mangled for C++ names)
@@ -71,10 +74,23 @@ class BuildResult:
     entries: tuple[str, ...] = ()
     cache_hit: bool = False
     seconds: float = 0.0
+    source_name: str = ""  # the file compiled, as the user knows it
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def problem(self) -> str:
+        """Why the build cannot be used, for the user ("" when it can): that the kernel is
+        not in the file, or the first lines of the compiler's own error."""
+        if self.ok:
+            return ""
+        if self.status == "kernel_not_found":
+            return self.log.strip().splitlines()[0] if self.log.strip() else (
+                f"no kernel named {self.kernel_name} in the build")
+        name = Path(self.source_name).name or self.kernel_name
+        return f"{name} does not compile:\n{compiler_excerpt(self.log)}"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -107,6 +123,22 @@ class BuildCache:
 
     def manifest(self, key: str) -> Path:
         return self.root / "manifests" / key[:2] / f"{key}.json"
+
+
+def compiler_excerpt(log: str, limit: int = 12) -> str:
+    """The first lines of a compiler's error: from its first line that says error (or the
+    line before, when that one says where: gcc's "In function 'k':"), at most `limit` lines,
+    and how many more there were."""
+    lines = [line.rstrip() for line in log.splitlines() if line.strip()]
+    if not lines:
+        return "(the compiler said nothing)"
+    first = next((i for i, line in enumerate(lines)
+                  if re.search(r"\berror\b|\bfatal\b|did not finish", line, re.I)), 0)
+    if first > 0 and lines[first - 1].endswith(":"):
+        first -= 1
+    shown = lines[first:first + limit]
+    more = len(lines) - first - len(shown)
+    return "\n".join([*shown, *([f"... ({more} more lines)"] if more > 0 else [])])
 
 
 def request_key(parts: list[Any]) -> str:
@@ -283,7 +315,7 @@ class Compiled:
                                       log=self.log)
         return BuildResult(status=status, kernel_name=req.kernel_name, arch=req.arch,
                            command=self.command, key=key, seconds=self.seconds,
-                           **{**values, **fields})
+                           source_name=req.source_name, **{**values, **fields})
 
 
 def run_compiler(req: BuildRequest, src: Path, command: list[str], tool: str,
@@ -307,8 +339,9 @@ def run_compiler(req: BuildRequest, src: Path, command: list[str], tool: str,
                     None if inputs is None else tuple(n for n in inputs if n not in own))
 
 
-def failed_build(kernel_name: str, arch: str, message: str) -> BuildResult:
+def failed_build(kernel_name: str, arch: str, message: str,
+                 source_name: str = "") -> BuildResult:
     """A build that never reached the compiler (the template did not render)."""
     return BuildResult(status="compile_error", kernel_name=kernel_name, symbol=None,
                        cubin_path=None, resources=None, log=message, arch=arch, command=(),
-                       key="")
+                       key="", source_name=source_name)

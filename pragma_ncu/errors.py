@@ -79,3 +79,16 @@ class SourceError(InputError):
     """A kernel source cannot be used as given: missing, unreadable or not text; the message
     names the file and what would work."""
 
+
+class KernelNotFound(InputError):
+    """The kernel a spec names is not defined in its source: the message names it, the file,
+    and the kernels the file does define (the same words before compiling and after)."""
+
+    def __init__(self, name: str, source: str, defined: tuple[str, ...] | list[str],
+                 hint: str = "") -> None:
+        self.name = name
+        self.source = source
+        self.defined = tuple(defined)
+        listing = ", ".join(self.defined) if self.defined else "no kernel"
+        super().__init__(f"no kernel named {name} in {source} (it defines: {listing})"
+                         + (f"; {hint}" if hint else ""))

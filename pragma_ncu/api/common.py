@@ -31,7 +31,14 @@ def settings_or_default(settings: Settings | None) -> Settings:
 
 def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
-    beside it), or a .toml spec (naming its kernel)."""
+    beside it), or a .toml spec (naming its kernel); its source checked to define its kernel
+    (KernelNotFound) before anything is built."""
+    task = _loaded(spec, spec_path)
+    target_of(task).check_kernel(task)
+    return task
+
+
+def _loaded(spec: SpecLike, spec_path: Path | None) -> TaskSpec:
     if isinstance(spec, TaskSpec):
         return spec
     path = Path(spec)

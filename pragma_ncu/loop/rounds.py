@@ -139,7 +139,7 @@ def baseline(ctx: Context) -> State:
     start = ctx.backend.clock()
     entrant = Entrant(evaluator, point, evaluator.build(point), is_best=True)
     if not entrant.built.ok:
-        raise TuneError(f"the original kernel does not build:\n{entrant.built.log}")
+        raise TuneError(f"the original kernel does not build: {entrant.built.problem}")
     (retest,) = side_by_side([entrant], ctx.tuned_shapes, ctx.options.side_rounds)
     wrong = retest.message if retest.status != "ok" else check_everywhere(entrant,
                                                                           ctx.check_shapes)

@@ -26,7 +26,7 @@ from pragma_ncu.build import (
     run_compiler,
     source_arguments,
 )
-from pragma_ncu.errors import ToolchainError
+from pragma_ncu.errors import KernelNotFound, ToolchainError
 from pragma_ncu.settings import Settings
 
 HOST_ARCH = "host"
@@ -105,8 +105,10 @@ def _compile(req: BuildRequest, cc: CompilerInfo, key: str,
         return run.result(req, key, "compile_error"), run.inputs
     exported = exported_functions(tmp / "kernel.so", cc.nm)
     if exported is not None and req.kernel_name not in exported:
+        missing = _not_found(req.kernel_name, Path(req.source_name.removesuffix(".j2")).name,
+                             exported)
         return run.result(req, key, "kernel_not_found", entries=tuple(sorted(exported)),
-                          log=run.log + _not_found(req.kernel_name, exported)), run.inputs
+                          log=f"{missing}\n{run.log}"), run.inputs
     return run.result(req, key, "ok", symbol=req.kernel_name,
                       cubin_path=str(tmp / "kernel.so"),
                       entries=tuple(sorted(exported or ()))), run.inputs
@@ -124,9 +126,8 @@ def exported_functions(so: Path, nm: str | None) -> set[str] | None:
             if len(parts) == 3 and parts[1] in ("T", "W", "i")}
 
 
-def _not_found(name: str, exported: set[str]) -> str:
+def _not_found(name: str, source: str, exported: set[str]) -> KernelNotFound:
     mangled = [e for e in exported if re.match(rf"_Z(?:N\w*?)?{len(name)}{re.escape(name)}", e)]
-    hint = (f" It is exported only under its C++ name {mangled[0]}: declare it "
-            f"extern \"C\"." if mangled else "")
-    shown = ", ".join(sorted(exported)[:8]) or "none"
-    return f"\nfunction {name!r} is not exported by the shared object (exported: {shown}).{hint}"
+    hint = (f"it is exported only under its C++ name {mangled[0]}: declare it extern \"C\""
+            if mangled else "")
+    return KernelNotFound(name, source, sorted(exported)[:8], hint)

@@ -78,7 +78,7 @@ def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Run
     progress(f"compiling {spec.source_path.name}")
     built = evaluator.build(point)
     if not built.ok or built.cubin_path is None or built.symbol is None:
-        raise CpuRunError(f"{spec.source_path} does not build ({built.status}):\n{built.log}")
+        raise CpuRunError(built.problem)
     measurements = []
     for i in range(repeats):
         progress(f"verifying and timing at {shape.name} ({i + 1} of {repeats})")

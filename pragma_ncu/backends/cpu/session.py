@@ -67,7 +67,7 @@ class CpuSession(CompiledSession):
         """The instance at `point` under the chosen collector at `shape` (one call)."""
         built = self.evaluator(spec).build(dict(point))
         if not built.ok or built.cubin_path is None or built.symbol is None:
-            return Profiled(None, problem=f"does not build: {built.status}")
+            return Profiled(None, problem=built.problem or "the build has no function")
         try:
             profile = profile_build(spec, dict(point), shape, built, self.settings, out_dir,
                                     self.collector)

@@ -23,6 +23,7 @@ from pragma_ncu.build import (
     run_compiler,
     source_arguments,
 )
+from pragma_ncu.errors import KernelNotFound
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, TaskSpec
 from pragma_ncu.toolchain import NvccInfo
@@ -68,6 +69,13 @@ def find_symbol(name: str, entries: Sequence[str]) -> str | None:
     return mangled[0] if mangled else None
 
 
+def plain_name(entry: str) -> str:
+    """A cubin's entry as the source names it: _Z6kernelPfi and _Z9templatedILi4EEvPf are
+    kernel and templated; an extern "C" name (or a nested one) is itself."""
+    m = re.match(r"_Z(\d+)", entry)
+    return entry[m.end():m.end() + int(m.group(1))] if m else entry
+
+
 def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
     """The request's key (the headers it reads are added by the cache: `BuildCache`)."""
     return request_key([req.source, req.kernel_name, req.arch, list(req.flags),
@@ -99,7 +107,10 @@ def _compile(req: BuildRequest, nvcc: NvccInfo, key: str,
     per_entry = parse_ptxas(run.log)
     symbol = find_symbol(req.kernel_name, list(per_entry))
     if symbol is None:
-        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry)), run.inputs
+        missing = KernelNotFound(req.kernel_name, Path(req.source_name).name,
+                                 sorted({plain_name(e) for e in per_entry}))
+        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry),
+                          log=f"{missing}\n{run.log}"), run.inputs
     return run.result(req, key, "ok", symbol=symbol, cubin_path=str(tmp / "kernel.cubin"),
                       resources=per_entry[symbol], entries=tuple(per_entry)), run.inputs
 

@@ -95,7 +95,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
     built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     run = ProfileRun(spec, shape, params, built, device, None, None, None, None, None)
     if not built.ok:
-        return replace(run, problem="the kernel did not compile")
+        return replace(run, problem=built.problem)
     if device is None:
         return replace(run, problem=f"no GPU: {why}")
     assert harness.cubin_path is not None
