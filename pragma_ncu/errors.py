@@ -25,10 +25,17 @@ class SpecError(InputError):
         self.field = field
         self.expected = expected
         self.got = got
-        detail = f"{source}: field '{field}': expected {expected}"
+        detail = (f"{_one_line(source)}: field '{_one_line(field)}': expected "
+                  f"{_one_line(expected)}")
         if got is not None:
-            detail += f", got {got!r}"
+            shown = repr(got)  # one line, and short: a value can be a whole table
+            detail += f", got {shown if len(shown) <= 160 else shown[:157] + '...'}"
         super().__init__(detail)
+
+
+def _one_line(text: str) -> str:
+    """`text` with control characters escaped (a TOML key may hold a newline)."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 class ExpressionError(InputError):

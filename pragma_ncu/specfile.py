@@ -54,9 +54,16 @@ def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
         raise SpecError(where, "(file)", "an existing TOML spec file (foo.toml beside foo.cu, "
                         "or --spec PATH)")
     try:
-        data = tomllib.loads(spec_path.read_text())
+        data = tomllib.loads(spec_path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise SpecError(where, "(file)", "a readable TOML spec file", exc.strerror) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(where, "(encoding)", "UTF-8 text (TOML files are UTF-8)",
+                        f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(where, "(syntax)", "valid TOML", str(exc)) from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise SpecError(where, "(syntax)", "TOML nested less deeply") from None
     return parse_spec(data, spec_path, kernel_path)
 
 
@@ -154,14 +161,18 @@ def placeholders(data: Any, field: str = "") -> list[str]:
 
 
 def _lookup(data: Any, field: str) -> Any:
-    for part in re.findall(r"[^.\[\]]+", field):
-        data = data[int(part)] if isinstance(data, list) else data[part]
+    """The value at `field` ("shapes[0].n"), for a message (None where a key holds . or [)."""
+    try:
+        for part in re.findall(r"[^.\[\]]+", field):
+            data = data[int(part)] if isinstance(data, list) else data[part]
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
     return data
 
 
 def _compute_kind(metrics: dict[str, Any], w: str) -> str:
     kind = metrics.get("compute", "fp32")
-    if kind not in COMPUTE_KINDS:
+    if not isinstance(kind, str) or kind not in COMPUTE_KINDS:
         raise SpecError(w, "metrics.compute", f"one of {', '.join(COMPUTE_KINDS)}", kind)
     return str(kind)
 
@@ -306,7 +317,8 @@ def _parse_arg(item: dict[str, Any], name: str, w: str, f: str) -> ArgSpec:
 def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
     if value is None:
         return Init("normal", 0.0, 1.0) if dtype.is_float else Init("randint", 0, 100)
-    if not isinstance(value, dict) or value.get("dist") not in _DISTS:
+    if not isinstance(value, dict) or not isinstance(value.get("dist"), str) \
+            or value["dist"] not in _DISTS:
         raise SpecError(w, f"{f}.init", f"a table with dist one of {sorted(_DISTS)}", value)
     a_key, b_key = _DISTS[value["dist"]]
     for key in (a_key, b_key):
