@@ -150,7 +150,7 @@ def _magnitude(value: int | float) -> str:
     return f"about 2**{value.bit_length() - 1}"
 
 
-def _power(base: Any, exponent: Any, text: str) -> Any:
+def power(base: Any, exponent: Any, text: str) -> Any:
     """`base ** exponent`, refused before it is computed when the result would pass the
     limit (a tower such as 9**9**7 is billions of digits)."""
     if (isinstance(base, (int, float)) and isinstance(exponent, (int, float))
@@ -174,7 +174,7 @@ def _eval(node: ast.AST, env: Mapping[str, Number], text: str) -> Any:
         if isinstance(node.op, ast.Div):
             return _bounded(_true_div(left, right), text)
         if isinstance(node.op, ast.Pow):
-            return _bounded(_power(left, right, text), text)
+            return _bounded(power(left, right, text), text)
         if type(node.op) in _BINOPS:
             return _bounded(_BINOPS[type(node.op)](left, right), text)
     if isinstance(node, ast.UnaryOp):

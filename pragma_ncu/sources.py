@@ -24,7 +24,7 @@ def read(path: Path) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise SourceError(f"kernel source not found: {path}") from None
+        raise SourceError(f"kernel file not found: {path}") from None
     except OSError as exc:
         raise SourceError(f"cannot read the kernel source {path}: {exc.strerror or exc}") from None
     if b"\0" in data:

@@ -10,7 +10,7 @@ from typing import cast
 
 from pragma_ncu import backends
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
-from pragma_ncu.errors import PragmaError, SpecError
+from pragma_ncu.errors import SourceError, SpecError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
@@ -45,7 +45,7 @@ def _loaded(spec: SpecLike, spec_path: Path | None) -> TaskSpec:
     if path.suffix == ".toml":
         return load_spec(path)
     if not path.is_file():
-        raise PragmaError(f"kernel file not found: {path}")
+        raise SourceError(f"kernel file not found: {path}")
     return load_spec(spec_path or spec_path_for(path), path)
 
 

@@ -126,3 +126,14 @@ def test_the_compilers_first_error_lines_are_kept() -> None:
     assert compiler_excerpt("") == "(the compiler said nothing)"
     assert compiler_excerpt("nvcc did not finish within 600 s") == (
         "nvcc did not finish within 600 s")
+
+
+def test_a_kernel_file_that_is_not_there_is_an_input_error(tmp_path: Path) -> None:
+    from pragma_ncu.errors import SourceError
+
+    with pytest.raises(SourceError, match="kernel file not found"):
+        api.load(tmp_path / "none.cu")
+    spec = spec_for(tmp_path, "scale", CUDA)
+    (tmp_path / "k.cu").unlink()
+    with pytest.raises(InputError, match="kernel.source"):
+        api.load(spec)
