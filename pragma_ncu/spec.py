@@ -254,6 +254,29 @@ class Memory:
                    + (a.nbytes if self.copies_inputs and a.role in ("input", "inout") else 0)
                    for a in task.args if a.role != Role.SCALAR.value)
 
+    def exceeded(self, task: ResolvedTask) -> tuple[str, str] | None:
+        """(what was allowed, what the arrays take) when they do not fit, else None."""
+        used = self.footprint(task)
+        if used <= self.limit:
+            return None
+        big = max((a for a in task.args if a.role != Role.SCALAR.value), key=lambda a: a.nbytes)
+        return (f"arrays within {_size(self.limit)} ({self.what})",
+                f"{_size(used)}, args.{big.name} alone {_size(big.nbytes)}")
+
+
+def _size(nbytes: int) -> str:
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = min(len(units) - 1, max(0, (nbytes.bit_length() - 1) // 10))
+    return f"{nbytes / 1024**power:.1f} {units[power]}"
+
+
+DIM_EXPECTED = "a positive integer below 2**63"
+
+
+def is_dim(value: object) -> bool:
+    """Whether a shape's dim is one: a positive integer that a 64-bit size holds."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
 
 # Where no device is known yet (a spec read, a shape given on the command line).
 WITHOUT_DEVICE = Memory(MEMORY_LIMIT_BYTES, "the limit where no device is known yet: "

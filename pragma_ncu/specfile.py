@@ -13,6 +13,7 @@ from pragma_ncu import dtypes, expr
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
+    DIM_EXPECTED,
     REFERENCE_LIBRARIES,
     WITHOUT_DEVICE,
     ArgSpec,
@@ -26,6 +27,7 @@ from pragma_ncu.spec import (
     SpecRules,
     TaskSpec,
     Tolerance,
+    is_dim,
     rules_of,
 )
 
@@ -125,26 +127,15 @@ def check_shapes(spec: TaskSpec, shapes: Sequence[Shape] | None = None,
     for shape in spec.shapes if shapes is None else shapes:
         label = (f"shapes[{spec.shapes.index(shape)}] ({shape.name})" if shape in spec.shapes
                  else f"shape {shape.label()}")
-        for key, value in shape.dims:
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-                raise SpecError(w, f"{label}.{key}", "a positive integer below 2**63", value)
+        bad = next(((k, v) for k, v in shape.dims if not is_dim(v)), None)
+        if bad is not None:
+            raise SpecError(w, f"{label}.{bad[0]}", DIM_EXPECTED, bad[1])
         task = spec.resolve(shape, {})
         for arg in task.args:
-            problem = arg.out_of_range()
-            if problem is not None:
+            if (problem := arg.out_of_range()) is not None:
                 raise SpecError(w, f"{label}: args.{arg.name}", problem, arg.value)
-        used = memory.footprint(task)
-        if used > memory.limit:
-            big = max((a for a in task.args if a.role != Role.SCALAR.value),
-                      key=lambda a: a.nbytes)
-            raise SpecError(w, label, f"arrays within {_size(memory.limit)} ({memory.what})",
-                            f"{_size(used)}, args.{big.name} alone {_size(big.nbytes)}")
-
-
-def _size(nbytes: int) -> str:
-    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-    power = min(len(units) - 1, max(0, (nbytes.bit_length() - 1) // 10))
-    return f"{nbytes / 1024**power:.1f} {units[power]}"
+        if (over := memory.exceeded(task)) is not None:
+            raise SpecError(w, label, *over)
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:
@@ -347,8 +338,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
         for key, v in item.items():
             if key == "name":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < 2**63:
-                raise SpecError(w, f"shapes[{i}].{key}", "a positive integer below 2**63", v)
+            if not is_dim(v):
+                raise SpecError(w, f"shapes[{i}].{key}", DIM_EXPECTED, v)
             dims.append((key, v))
         shapes.append(Shape(name, tuple(dims)))
     return tuple(shapes)
