@@ -18,6 +18,15 @@ class DType:
     c_type: str | None = None  # its C type, where C has a portable one (not for fp16, bf16)
 
     @property
+    def int_range(self) -> tuple[int, int] | None:
+        """The values an integer type holds (None for a floating-point type)."""
+        if self.is_float:
+            return None
+        bits = 8 * self.itemsize
+        return (0, 2**bits - 1) if self.name.startswith("u") else (-(2**(bits - 1)),
+                                                                   2**(bits - 1) - 1)
+
+    @property
     def numpy_storage(self) -> np.dtype:
         return np.dtype(self.storage)
 

@@ -51,10 +51,17 @@ class SpecError(InputError):
         self.field = field
         self.expected = expected
         self.got = got
-        detail = f"{source}: field '{field}': expected {expected}"
+        detail = (f"{_one_line(source)}: field '{_one_line(field)}': expected "
+                  f"{_one_line(expected)}")
         if got is not None:
-            detail += f", got {got!r}"
+            shown = repr(got)  # one line, and short: a value can be a whole table
+            detail += f", got {shown if len(shown) <= 160 else shown[:157] + '...'}"
         super().__init__(detail)
+
+
+def _one_line(text: str) -> str:
+    """`text` with control characters escaped (a TOML key may hold a newline)."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 class ExpressionError(InputError):
@@ -124,3 +131,20 @@ def exit_status(error: BaseException | type[BaseException]) -> ExitStatus:
         if issubclass(kind, base):
             return status
     return ExitStatus.INTERNAL
+class SourceError(InputError):
+    """A kernel source cannot be used as given: missing, unreadable or not text; the message
+    names the file and what would work."""
+
+
+class KernelNotFound(InputError):
+    """The kernel a spec names is not defined in its source: the message names it, the file,
+    and the kernels the file does define (the same words before compiling and after)."""
+
+    def __init__(self, name: str, source: str, defined: tuple[str, ...] | list[str],
+                 hint: str = "") -> None:
+        self.name = name
+        self.source = source
+        self.defined = tuple(defined)
+        listing = ", ".join(self.defined) if self.defined else "no kernel"
+        super().__init__(f"no kernel named {name} in {source} (it defines: {listing})"
+                         + (f"; {hint}" if hint else ""))

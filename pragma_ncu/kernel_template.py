@@ -15,9 +15,12 @@ Launch and compile parameters need no text change: they live in launch expressio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
+from pragma_ncu import expr
 from pragma_ncu.errors import TemplateError
 from pragma_ncu.spec import ParamValue, TaskSpec
 
@@ -51,9 +54,32 @@ def define_value(value: ParamValue) -> str:
     return str(value)
 
 
+MAX_REPEAT = 1 << 20  # items a template's `*` may repeat a string or list into
+
+
+class _Sandbox(SandboxedEnvironment):
+    """Kernel templates (the user's, and an LLM's rewrites) render in jinja2's sandbox (no
+    reach into Python's internals, range() bounded), with `**` bounded as a spec's
+    expressions are and `*` repeating a string or list at most MAX_REPEAT items: a template
+    cannot run code, and its arithmetic cannot take long."""
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**":
+            return expr.power(left, right, f"{left!r} ** {right!r}")
+        if operator == "*":
+            sized = [v for v in (left, right) if isinstance(v, (str, list, tuple))]
+            count = [v for v in (left, right) if isinstance(v, int)]
+            if sized and count and len(sized[0]) * count[0] > MAX_REPEAT:
+                raise SecurityError(f"* repeats {len(sized[0])} items {count[0]} times "
+                                    f"(at most {MAX_REPEAT} in all)")
+        return super().call_binop(context, operator, left, right)
+
+
 def render_jinja(text: str, values: dict[str, ParamValue], name: str) -> str:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             autoescape=False)
+    env = _Sandbox(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                   autoescape=False)
     try:
         return env.from_string(text).render(**values)
     except jinja2.TemplateSyntaxError as exc:

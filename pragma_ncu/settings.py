@@ -19,6 +19,8 @@ Everything else receives a `Settings` value. Environment variables:
   PATH.
 - PRAGMA_NCU_CXXFILT: the C++ demangler for reports that carry mangled kernel names only;
   default `c++filt` (GNU binutils) or `llvm-cxxfilt` on PATH.
+- NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, NVCC_CCBIN, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH:
+  read by the compilers themselves; recorded here only so that the compile cache keys on them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class Settings:
     perf: str | None = None  # Linux perf (CPU counters)
     valgrind: str | None = None  # valgrind (cachegrind: the CPU fallback collector)
     cxxfilt: str | None = None  # c++filt (demangles kernel names of raw CSV pages)
+    # the environment variables that change what a compiler builds (COMPILER_ENV), as set:
+    # part of every compile cache key
+    compiler_env: tuple[tuple[str, str], ...] = ()
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -78,6 +83,11 @@ def _find_nvcc(env: dict[str, str]) -> str | None:
     return None
 
 
+# Read by nvcc or by gcc/clang themselves: extra flags, the host compiler, include folders.
+COMPILER_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
+                "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH")
+
+
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Read settings from the environment (or from `env`, for tests)."""
     env = dict(os.environ if env is None else env)
@@ -98,6 +108,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         perf=_tool(env.get("PRAGMA_NCU_PERF"), "perf"),
         valgrind=_tool(env.get("PRAGMA_NCU_VALGRIND"), "valgrind"),
         cxxfilt=_tool(env.get("PRAGMA_NCU_CXXFILT"), "c++filt", "llvm-cxxfilt"),
+        compiler_env=tuple((k, env[k]) for k in COMPILER_ENV if k in env),
     )
 
 

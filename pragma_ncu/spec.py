@@ -234,6 +234,55 @@ class TaskSpec:
                             launch, args, int(nbytes), flops)
 
 
+MEMORY_LIMIT_BYTES = 2**40  # 1 TiB: more than any one GPU (H200 141 GB) or most hosts have
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the arrays of one instance may take: `limit` bytes of `what`'s memory, and what a
+    worker adds to them: `guard_bytes` before and after each array, a copy of each input that
+    it compares after the run (`copies_inputs`). The footprint is a lower bound of what a
+    worker allocates (the reference's own arrays come on top)."""
+
+    limit: int
+    what: str
+    guard_bytes: int = 0
+    copies_inputs: bool = False
+
+    def footprint(self, task: ResolvedTask) -> int:
+        return sum(a.nbytes + 2 * self.guard_bytes
+                   + (a.nbytes if self.copies_inputs and a.role in ("input", "inout") else 0)
+                   for a in task.args if a.role != Role.SCALAR.value)
+
+    def exceeded(self, task: ResolvedTask) -> tuple[str, str] | None:
+        """(what was allowed, what the arrays take) when they do not fit, else None."""
+        used = self.footprint(task)
+        if used <= self.limit:
+            return None
+        big = max((a for a in task.args if a.role != Role.SCALAR.value), key=lambda a: a.nbytes)
+        return (f"arrays within {_size(self.limit)} ({self.what})",
+                f"{_size(used)}, args.{big.name} alone {_size(big.nbytes)}")
+
+
+def _size(nbytes: int) -> str:
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = min(len(units) - 1, max(0, (nbytes.bit_length() - 1) // 10))
+    return f"{nbytes / 1024**power:.1f} {units[power]}"
+
+
+DIM_EXPECTED = "a positive integer below 2**63"
+
+
+def is_dim(value: object) -> bool:
+    """Whether a shape's dim is one: a positive integer that a 64-bit size holds."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
+
+# Where no device is known yet (a spec read, a shape given on the command line).
+WITHOUT_DEVICE = Memory(MEMORY_LIMIT_BYTES, "the limit where no device is known yet: "
+                        "spec.MEMORY_LIMIT_BYTES")
+
+
 @dataclass(frozen=True)
 class ResolvedArg:
     name: str
@@ -255,6 +304,14 @@ class ResolvedArg:
     @property
     def bytes_moved(self) -> int:
         return {"input": 1, "output": 1, "inout": 2}.get(self.role, 0) * self.nbytes
+
+    def out_of_range(self) -> str | None:
+        """What an integer scalar's value must be, when it is not (its type cannot hold it)."""
+        dtype = dtypes.lookup(self.dtype)
+        span = dtype.int_range if dtype is not None else None
+        if span is None or self.value is None or span[0] <= self.value <= span[1]:
+            return None
+        return f"a value that {self.dtype} holds ({span[0]} to {span[1]})"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,13 @@ from pragma_ncu import dtypes, expr
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
+    DIM_EXPECTED,
     REFERENCE_LIBRARIES,
+    WITHOUT_DEVICE,
     ArgSpec,
     Init,
     LaunchSpec,
+    Memory,
     Param,
     Reference,
     Role,
@@ -24,6 +27,7 @@ from pragma_ncu.spec import (
     SpecRules,
     TaskSpec,
     Tolerance,
+    is_dim,
     rules_of,
 )
 
@@ -52,9 +56,16 @@ def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
         raise SpecError(where, "(file)", "an existing TOML spec file (foo.toml beside foo.cu, "
                         "or --spec PATH)")
     try:
-        data = tomllib.loads(spec_path.read_text())
+        data = tomllib.loads(spec_path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise SpecError(where, "(file)", "a readable TOML spec file", exc.strerror) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(where, "(encoding)", "UTF-8 text (TOML files are UTF-8)",
+                        f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(where, "(syntax)", "valid TOML", str(exc)) from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise SpecError(where, "(syntax)", "TOML nested less deeply") from None
     return parse_spec(data, spec_path, kernel_path)
 
 
@@ -102,7 +113,29 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
     _check_names(spec, w)
     check_template_args({p.name for p in spec.params}, spec.template_args, spec.is_jinja, w)
     _check_target(spec, rules, w)
+    check_shapes(spec, where=w)
     return spec
+
+
+def check_shapes(spec: TaskSpec, shapes: Sequence[Shape] | None = None,
+                 memory: Memory = WITHOUT_DEVICE, where: str | None = None) -> None:
+    """Every shape (the spec's, by default) has positive dims and resolves at the defaults,
+    its integer scalars fit their types, and its arrays fit in `memory` (a device's, once a
+    worker said; else the stated limit): a bad size is refused here, naming the shape and the
+    argument, before anything is compiled or run."""
+    w = where or str(spec.spec_path)
+    for shape in spec.shapes if shapes is None else shapes:
+        label = (f"shapes[{spec.shapes.index(shape)}] ({shape.name})" if shape in spec.shapes
+                 else f"shape {shape.label()}")
+        bad = next(((k, v) for k, v in shape.dims if not is_dim(v)), None)
+        if bad is not None:
+            raise SpecError(w, f"{label}.{bad[0]}", DIM_EXPECTED, bad[1])
+        task = spec.resolve(shape, {})
+        for arg in task.args:
+            if (problem := arg.out_of_range()) is not None:
+                raise SpecError(w, f"{label}: args.{arg.name}", problem, arg.value)
+        if (over := memory.exceeded(task)) is not None:
+            raise SpecError(w, label, *over)
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:
@@ -119,14 +152,18 @@ def placeholders(data: Any, field: str = "") -> list[str]:
 
 
 def _lookup(data: Any, field: str) -> Any:
-    for part in re.findall(r"[^.\[\]]+", field):
-        data = data[int(part)] if isinstance(data, list) else data[part]
+    """The value at `field` ("shapes[0].n"), for a message (None where a key holds . or [)."""
+    try:
+        for part in re.findall(r"[^.\[\]]+", field):
+            data = data[int(part)] if isinstance(data, list) else data[part]
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
     return data
 
 
 def _compute_kind(metrics: dict[str, Any], w: str) -> str:
     kind = metrics.get("compute", "fp32")
-    if kind not in COMPUTE_KINDS:
+    if not isinstance(kind, str) or kind not in COMPUTE_KINDS:
         raise SpecError(w, "metrics.compute", f"one of {', '.join(COMPUTE_KINDS)}", kind)
     return str(kind)
 
@@ -271,7 +308,8 @@ def _parse_arg(item: dict[str, Any], name: str, w: str, f: str) -> ArgSpec:
 def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
     if value is None:
         return Init("normal", 0.0, 1.0) if dtype.is_float else Init("randint", 0, 100)
-    if not isinstance(value, dict) or value.get("dist") not in _DISTS:
+    if not isinstance(value, dict) or not isinstance(value.get("dist"), str) \
+            or value["dist"] not in _DISTS:
         raise SpecError(w, f"{f}.init", f"a table with dist one of {sorted(_DISTS)}", value)
     a_key, b_key = _DISTS[value["dist"]]
     for key in (a_key, b_key):
@@ -300,8 +338,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
         for key, v in item.items():
             if key == "name":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise SpecError(w, f"shapes[{i}].{key}", "a positive integer", v)
+            if not is_dim(v):
+                raise SpecError(w, f"shapes[{i}].{key}", DIM_EXPECTED, v)
             dims.append((key, v))
         shapes.append(Shape(name, tuple(dims)))
     return tuple(shapes)

@@ -9,7 +9,6 @@ stages that produce them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu import sources
 from pragma_ncu.errors import InputError
 
 DEFAULT_NAME = ".pragma-ncu/runs.sqlite"
@@ -82,7 +82,7 @@ class CandidateRow:
 
 
 def source_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sources.digest(text)
 
 
 class Store:
@@ -215,7 +215,8 @@ class Store:
                 "INSERT INTO candidates (run_id, round, created, source_hash, source, params,"
                 " status, verified, objective_us, build, measurements, profile_summary,"
                 " report_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, round_, time.time(), source_hash(source), source, _dump(params),
+                (run_id, round_, time.time(), source_hash(source), sources.printable(source),
+                 _dump(params),
                  status, int(status == "ok"), objective_us, _dump(build), _dump(measurements),
                  _dump(profile_summary or {}), report_path))
             return int(cur.lastrowid or 0)

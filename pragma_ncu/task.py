@@ -3,11 +3,10 @@ built kernel at one shape. Shared by `bench`, the search and the tune loop."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 from pragma_ncu import kernel_template as template
+from pragma_ncu import sources
 from pragma_ncu.build import BuildRequest, BuildResult
 from pragma_ncu.errors import SpecError
 from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
@@ -21,10 +20,11 @@ from pragma_ncu.worker.protocol import (
 
 
 def read_source(spec: TaskSpec) -> str:
+    """The text of `spec`'s kernel file, every byte kept (see `sources`)."""
     if not spec.source_path.is_file():
         raise SpecError(str(spec.spec_path), "kernel.source",
                         "an existing .cu (or .cu.j2) file", str(spec.source_path))
-    return spec.source_path.read_text()
+    return sources.read(spec.source_path)
 
 
 def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | None = None,
@@ -50,13 +50,10 @@ def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | Non
 
 
 def _write_rendered(text: str, spec: TaskSpec, render_dir: Path) -> Path:
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = render_dir / digest / spec.source_path.name.removesuffix(".j2")
+    path = render_dir / sources.digest(text)[:16] / spec.source_path.name.removesuffix(".j2")
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        sources.write(path, text)
     return path
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +24,7 @@ class NvccInfo:
     path: str
     version: str  # e.g. "13.0.88"
     banner: str  # the full `nvcc --version` text, part of the build cache key
+    environment: tuple[tuple[str, str], ...] = ()  # Settings.compiler_env: in the cache key
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def find_nvcc(settings: Settings) -> NvccInfo:
             "nvcc not found: install the CUDA toolkit and put its bin/ on PATH, "
             "or set PRAGMA_NCU_NVCC=/path/to/nvcc"
         )
-    return _nvcc_info(settings.nvcc)
+    return replace(_nvcc_info(settings.nvcc), environment=settings.compiler_env)
 
 
 @lru_cache(maxsize=8)

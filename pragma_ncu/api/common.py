@@ -11,12 +11,12 @@ from typing import cast
 from pragma_ncu import backends
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
-from pragma_ncu.errors import InputError, SpecError
+from pragma_ncu.errors import SourceError, SpecError
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.specfile import check_shapes, load_spec, spec_path_for
 
 SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
 Progress = Callable[[str], None]
@@ -33,14 +33,21 @@ def settings_or_default(settings: Settings | None) -> Settings:
 @checked
 def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
-    beside it), or a .toml spec (naming its kernel)."""
+    beside it), or a .toml spec (naming its kernel); its source checked to define its kernel
+    (KernelNotFound) before anything is built."""
+    task = _loaded(spec, spec_path)
+    target_of(task).check_kernel(task)
+    return task
+
+
+def _loaded(spec: SpecLike, spec_path: Path | None) -> TaskSpec:
     if isinstance(spec, TaskSpec):
         return spec
     path = Path(spec)
     if path.suffix == ".toml":
         return load_spec(path)
     if not path.is_file():
-        raise InputError(f"kernel file not found: {path}")
+        raise SourceError(f"kernel file not found: {path}")
     return load_spec(spec_path or spec_path_for(path), path)
 
 
@@ -50,7 +57,9 @@ def shapes_of(spec: TaskSpec, wanted: Sequence[str | Shape] | None = None) -> li
     none are named (UsageError for `--shape` otherwise)."""
     if not wanted:
         return list(spec.shapes)
-    return [item if isinstance(item, Shape) else _shape(spec, item) for item in wanted]
+    chosen = [item if isinstance(item, Shape) else _shape(spec, item) for item in wanted]
+    check_shapes(spec, [s for s in chosen if s not in spec.shapes])  # a shape made here
+    return chosen
 
 
 def _shape(spec: TaskSpec, item: str) -> Shape:

@@ -11,7 +11,6 @@ from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, TaskSpec
-from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import DEFAULT_NAME
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
 from pragma_ncu.triage.engine import triage as compare
@@ -57,6 +56,4 @@ def _task(target: Path, spec: Path | None) -> TaskSpec:
     beside it."""
     if not target.is_file():
         raise TriageError(f"no such file: {target}")
-    if target.suffix == ".toml":
-        return load_spec(target)
-    return load(target, spec)
+    return load(target, None if target.suffix == ".toml" else spec)

@@ -182,6 +182,11 @@ class Target:
     collectors: tuple[str, ...] = ()  # the profile collectors whose profiles it diagnoses
     hot_lines: str = "samples"  # what the counts of a profile's hot source lines are
 
+    def check_kernel(self, spec: TaskSpec) -> None:
+        """Raise an InputError (KernelNotFound, ...) when `spec`'s source cannot hold its
+        kernel, before anything is built or started; a target that cannot tell says nothing
+        (its build does)."""
+
     # --- the worker -----------------------------------------------------------------------
     def worker_command(self, settings: Settings) -> list[str]:
         raise NotImplementedError

@@ -23,6 +23,7 @@ from typing import Any
 
 import jinja2
 
+from pragma_ncu import sources
 from pragma_ncu.coder.reply import (
     ParsedReply,
     ReplyError,
@@ -179,7 +180,8 @@ def coder_messages(request: CoderRequest) -> list[Message]:
     if request.kind not in KINDS:
         raise ValueError(f"CoderRequest.kind must be one of {KINDS}, got {request.kind!r}")
     system = _template(system_prompt(request.target)).render(kernel_name=request.kernel_name)
-    user = _template("coder_user.j2").render(part="request", **_request_context(request))
+    user = sources.printable(  # a source's non-UTF-8 bytes as U+FFFD: the request is JSON
+        _template("coder_user.j2").render(part="request", **_request_context(request)))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -10,12 +10,11 @@ variant is verified against the same reference at the same shapes.
 from __future__ import annotations
 
 import copy
-import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu import sources
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.specfile import parse_spec
 
@@ -31,13 +30,13 @@ class Variant:
 
     @property
     def source_hash(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        return sources.digest(self.source)[:16]
 
     @property
     def key(self) -> str:
         """Source and overlay: two variants with the same key tune the same space."""
         text = self.source + repr(sorted(_flat(self.overlay)))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return sources.digest(text)[:16]
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "filename": self.filename, "source": self.source,
@@ -53,7 +52,7 @@ class Variant:
 
 def original_variant(spec: TaskSpec) -> Variant:
     """The user's kernel as it is, with the user's spec."""
-    return Variant("original", spec.source_path.name, spec.source_path.read_text())
+    return Variant("original", spec.source_path.name, sources.read(spec.source_path))
 
 
 def merged_spec_data(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
@@ -76,9 +75,7 @@ def variant_spec(base: dict[str, Any], variant: Variant, spec_path: Path,
     path = workdir / variant.source_hash / variant.filename
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(variant.source)
-        tmp.replace(path)
+        sources.write(path, variant.source)
     return parse_spec(merged_spec_data(base, variant.overlay), spec_path, kernel_path=path)
 
 

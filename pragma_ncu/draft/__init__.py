@@ -13,17 +13,25 @@ body are left for the user, as marked placeholders and GUESS comments.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragma_ncu.draft.cparse import language_of, parse_source
-from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer
+from pragma_ncu import sources
+from pragma_ncu.draft.cparse import language_of, parse_source, strip_comments
+from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
-from pragma_ncu.errors import DraftError
-from pragma_ncu.spec import REFERENCE_LIBRARIES, target_of
+from pragma_ncu.errors import DraftError, KernelNotFound
+from pragma_ncu.kernel_template import render_jinja
+from pragma_ncu.spec import REFERENCE_LIBRARIES, TaskSpec, target_of
 from pragma_ncu.specfile import spec_path_for
+from pragma_ncu.task import read_source
 
-__all__ = ["Draft", "draft_spec", "write_draft"]
+__all__ = ["Draft", "check_kernel", "draft_spec", "write_draft"]
+
+# Flags through which a header the source does not name in quotes may be read.
+_INCLUDE_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include", "--include-path",
+                  "--pre-include", "--system-include")
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,7 @@ def draft_spec(kernel_path: Path, name: str | None = None, spec_path: Path | Non
     if not kernel_path.is_file():
         raise DraftError(f"kernel file not found: {kernel_path}")
     target = target_of(kernel_path)
-    facts = parse_source(kernel_path.read_text(errors="replace"),
-                         language_of(kernel_path.suffix))
+    facts = parse_source(sources.read(kernel_path), language_of(kernel_path.suffix))
     draft = infer(facts, choose_kernel(facts, target, kernel_path, name), kernel_path, target)
     spec_path = spec_path or spec_path_for(kernel_path)
     source_rel = _relative(kernel_path, spec_path.parent)
@@ -86,6 +93,34 @@ def write_draft(draft: Draft, force: bool = False) -> tuple[Path, ...]:
     if draft.reference_path is not None and draft.reference_text is not None:
         draft.reference_path.write_text(draft.reference_text)
     return draft.paths()
+
+
+def check_kernel(spec: TaskSpec) -> None:
+    """KernelNotFound, before anything is built, when `spec`'s source certainly does not
+    define its kernel: the name is nowhere in the file (comments aside; a template rendered at
+    its defaults) and nothing could bring it in (an #include other than a system header's,
+    an include flag, ## token pasting). Otherwise the build, which sees every header, says it
+    in the same words. The message lists the kernels the file defines."""
+    text = read_source(spec)
+    if spec.is_jinja:
+        text = render_jinja(text, spec.default_params(), str(spec.source_path))
+    code = strip_comments(text)
+    if (not spec.kernel_name.isidentifier()  # not a plain name: the build decides
+            or re.search(rf"\b{spec.kernel_name}\b", code) or _may_include(code, spec)):
+        return
+    suffix = Path(spec.source_path.name.removesuffix(".j2")).suffix
+    defined = kernel_names(parse_source(text, language_of(suffix)), spec.target,
+                           spec.source_path)
+    raise KernelNotFound(spec.kernel_name, spec.source_path.name, defined)
+
+
+def _may_include(code: str, spec: TaskSpec) -> bool:
+    """Whether code the file does not show could define a kernel: token pasting, a header
+    named in quotes or by a macro, any header where include folders are given (flags, or a
+    template's own folder)."""
+    folders = spec.is_jinja or any(f.startswith(_INCLUDE_FLAGS) for f in spec.compile_flags({}))
+    includes = re.findall(r"^\s*#\s*include\s*(\S)", code, re.M)
+    return "##" in code or any(c != "<" for c in includes) or (folders and bool(includes))
 
 
 def _relative(path: Path, folder: Path) -> str:

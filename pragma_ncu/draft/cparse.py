@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from pragma_ncu import sources
 from pragma_ncu.errors import DraftError
 
 Node = Any  # a tree_sitter.Node; tree-sitter is imported only when a source is parsed
@@ -115,7 +116,7 @@ def _parser(language: str) -> Any:
 
 def parse_source(text: str, language: str = "cuda") -> SourceFacts:
     """The functions, knobs, macros, type aliases and structs of one source file."""
-    root = _parser(language).parse(text.encode()).root_node
+    root = _parser(language).parse(sources.encode(text)).root_node
     functions: list[CFunction] = []
     _collect_functions(root, functions, c_linkage=language == "c", internal=False,
                        template=None)

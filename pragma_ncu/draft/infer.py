@@ -100,6 +100,12 @@ def choose_kernel(facts: SourceFacts, target: str, source: Path,
                      "choose one with --kernel NAME")
 
 
+def kernel_names(facts: SourceFacts, target: str, source: Path) -> list[str]:
+    """The kernels a source defines: its __global__ functions (CUDA), or the C functions a
+    shared object of it exports that could be one (the CPU)."""
+    return sorted({f.name for f in facts.functions if _is_kernel(f, target, source)})
+
+
 def _is_kernel(f: CFunction, target: str, source: Path) -> bool:
     if target == "cuda":
         return f.is_global

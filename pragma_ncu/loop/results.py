@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu import sources
 from pragma_ncu.kernel_template import standalone
 from pragma_ncu.loop.rounds import Context, State, spec_of
 from pragma_ncu.records import too_noisy
@@ -52,10 +53,10 @@ def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:
     plain = ctx.spec.source_path.name.removesuffix(".j2")
     stem, ext = plain.split(".")[0], Path(plain).suffix or ".cu"
     best = out_dir / f"{stem}.best{ext}"
-    best.write_text(standalone(spec, dict(st.best.params), variant.source))
+    sources.write(best, standalone(spec, dict(st.best.params), variant.source))
     jinja = ".j2" if variant.filename.endswith(".j2") else ""
     template = out_dir / f"{stem}.best-template{ext}{jinja}"
-    template.write_text(variant.source)
+    sources.write(template, variant.source)
     written = {"best kernel": best, "best template": template}
     if variant.overlay:
         overlay = out_dir / f"{stem}.best-overlay.json"

@@ -140,7 +140,7 @@ def baseline(ctx: Context) -> State:
     start = ctx.backend.clock()
     built = evaluator.build(point)
     if not built.ok:
-        raise TuneError(f"the original kernel does not build:\n{built.log}")
+        raise TuneError(f"the original kernel does not build: {built.problem}")
     entrant = Entrant(evaluator, point, built, is_best=True)
     (retest,) = side_by_side([entrant], ctx.tuned_shapes, ctx.options.side_rounds)
     wrong = retest.message if retest.status != "ok" else check_everywhere(entrant,

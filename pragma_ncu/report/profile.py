@@ -64,9 +64,7 @@ def gpu_lines(run: ProfileRun, knowledge: Compendium) -> list[str]:
     if m is not None and m.timing is not None:
         out.append(f"verified, median {m.timing.median_us:,.1f} µs (±{m.timing.spread_pct:.1f}%)")
     if run.profile is None:
-        out.append(f"\n{run.problem}")
-        if not run.build.ok:
-            out.append(run.build.log.strip())
+        out.append(f"\n{run.problem}")  # a failed build's: the compiler's first error lines
         return out
     k = run.profile.kernels[0]
     rows = [[label, name, _value(k.value(name), k.metrics[name].unit if name in k.metrics

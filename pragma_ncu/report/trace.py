@@ -18,6 +18,7 @@ import jinja2
 from tabulate import tabulate
 
 from pragma_ncu import markdown as md
+from pragma_ncu import sources
 from pragma_ncu.records import KernelState, RoundRecord, too_noisy, verdict_word
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
@@ -476,7 +477,8 @@ def _context(trace: Trace) -> dict[str, Any]:
 
 def render_markdown(trace: Trace) -> str:
     """GitHub-flavoured Markdown that also reads well in a terminal."""
-    text = _environment(autoescape=False).get_template("trace.md.j2").render(**_context(trace))
+    text = sources.printable(  # a source's bytes that are not UTF-8 are shown as U+FFFD
+        _environment(autoescape=False).get_template("trace.md.j2").render(**_context(trace)))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
@@ -485,4 +487,5 @@ def render_html(trace: Trace) -> str:
     context = _context(trace)
     context.update(speedup=speedup_chart(trace, context["head"].baseline_us),
                    roofline=roofline_chart(trace))
-    return _environment(autoescape=True).get_template("trace.html.j2").render(**context)
+    return sources.printable(
+        _environment(autoescape=True).get_template("trace.html.j2").render(**context))

@@ -92,7 +92,7 @@ class CompiledEvaluator:
             req = tasks.build_request(spec, self.arch, point, source=source,
                                       render_dir=self.settings.cache_dir / "rendered")
         except TemplateError as exc:
-            return failed_build(spec.kernel_name, self.arch, str(exc))
+            return failed_build(spec.kernel_name, self.arch, str(exc), str(spec.source_path))
         return self.compile(spec, req)
 
     def measure(self, point: Point, built: BuildResult, shape: Shape,
@@ -113,5 +113,6 @@ class CompiledEvaluator:
             self._original = self._build(self.reference, {})
             if not self._original.ok:
                 raise TemplateError(f"the kernel at its default parameters does not build, so "
-                                    f"it cannot serve as the reference:\n{self._original.log}")
+                                    f"it cannot serve as the reference: "
+                                    f"{self._original.problem}")
         return tasks.kernel_ref(self._original, self.reference.resolve(shape, {}))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragma_ncu import kernel_template as template
+from pragma_ncu import sources
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
 from pragma_ncu.search.results import SearchResult
@@ -124,6 +125,4 @@ def _safe(name: str) -> str:
 
 
 def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    sources.write(path, text)  # a kernel's bytes as read (JSON is ASCII: the same either way)

@@ -99,7 +99,8 @@ def test_cache_hit_on_identical_compile(tmp_path: Path, nvcc, cache) -> None:  #
     assert second.resources == first.resources
 
 
-def test_cache_key_covers_source_flags_defines_arch_and_includes(tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]
+def test_cache_key_covers_source_flags_defines_arch_and_compiler(tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]
+    """The request's own key; the headers it reads are keyed by the cache (test_build_cache)."""
     base = req(tmp_path)
     key = cache_key(base, nvcc)
     assert cache_key(replace(base, source=base.source + "\n// x"), nvcc) != key
@@ -107,12 +108,8 @@ def test_cache_key_covers_source_flags_defines_arch_and_includes(tmp_path: Path,
     assert cache_key(replace(base, defines=(("TILE", "128"),)), nvcc) != key
     assert cache_key(replace(base, arch="sm_80"), nvcc) != key
     assert cache_key(base, replace(nvcc, banner=nvcc.banner + "x")) != key
-    header = tmp_path / "tile.h"
-    header.write_text("#define TILE 64\n")
-    with_include = replace(base, source='#include "tile.h"\n' + base.source)
-    before = cache_key(with_include, nvcc)
-    header.write_text("#define TILE 32\n")
-    assert cache_key(with_include, nvcc) != before
+    assert cache_key(base, replace(nvcc, path="/elsewhere/nvcc")) != key
+    assert cache_key(base, replace(nvcc, environment=(("NVCC_APPEND_FLAGS", "-G"),))) != key
 
 
 def test_build_many_runs_in_parallel_and_keeps_order(tmp_path: Path, nvcc, cache) -> None:  # type: ignore[no-untyped-def]

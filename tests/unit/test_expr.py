@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from pragma_ncu import expr
@@ -231,3 +234,54 @@ def test_evaluate_int_rejects_non_integers(text):
         expr.evaluate_int(text, ENV, "args.x.shape")
     assert "args.x.shape" in str(info.value)
     assert "expected an integer" in str(info.value)
+
+
+# --- bounds: no expression takes long or grows without limit -----------------------------------
+
+@pytest.mark.parametrize("text", ["9**9**7", "9**9**9**9", "2**2**2**2**2**2", "(10**10)**(10**10)",
+                                  "T ** d ** BLOCK", "max(2, 3) ** 10**6"])
+def test_a_tower_of_powers_fails_at_once(text):
+    """Issue 25: `9**9**7` took 5 s and a taller tower hung; both spec and LLM-reply
+    expressions go through here."""
+    start = time.perf_counter()
+    with pytest.raises(ExpressionError, match=r"beyond 2\*\*64"):
+        expr.evaluate(text, ENV)
+    assert time.perf_counter() - start < 0.05
+
+
+@pytest.mark.parametrize(("text", "expected"), [("2 ** 63", 2**63), ("2 ** 64", 2**64),
+                                                ("2 ** -3", 0.125), ("(-1) ** (10 ** 18)", 1),
+                                                ("0.5 ** (10 ** 18)", 0.0)])
+def test_powers_within_the_limit_are_computed(text, expected):
+    assert expr.evaluate(text, ENV) == expected
+
+
+@pytest.mark.parametrize("text", ["2 ** 64 + 1", "2 ** 40 * 2 ** 40", "T * 10 ** 18",
+                                  "1e308 * 10", "1e400", "-(2 ** 64) - 1", "huge * huge"])
+def test_values_beyond_the_magnitude_limit_are_refused(text):
+    with pytest.raises(ExpressionError, match="beyond 2\\*\\*64|not a finite number"):
+        expr.evaluate(text, {**ENV, "huge": 10**12})
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("min(" + "T," * 300 + "T)", "at most 256 parts"),
+    ("1+" * 300 + "1", "levels of nesting"),
+    ("-" * 200 + "1", "levels of nesting"),
+    ("(" * 250 + "1" + ")" * 250, "cannot parse"),  # the parser's own nesting limit
+    ("T" * 1001, "1001 characters long"),
+    ("min(T, key=d)", "positional arguments"),
+    ("'a' * 10", "only numbers"),
+    ("1j", "only numbers"),
+    ("T\x00", "cannot parse"),
+    ("T << 2", "LShift is not allowed"),
+])
+def test_size_depth_and_shape_limits(text, what):
+    with pytest.raises(ExpressionError, match=re.escape(what)) as info:
+        expr.parse(text)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 200
+
+
+def test_a_syntax_warning_is_not_printed(capfd):
+    with pytest.raises(ExpressionError):
+        expr.parse("1if T else 2e")
+    assert capfd.readouterr().err == ""

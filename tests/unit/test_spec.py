@@ -640,11 +640,22 @@ def test_non_string_kernel_source(tmp_path):
 # Errors found only when resolving a shape
 # ----------------------------------------------------------------------------------------------
 
+BIG_ONLY = '[[shapes]]\nname = "big"\nn = 1000\n'
+ODD_ONLY = '[[shapes]]\nname = "odd"\nn = 37\n'
+
+
+# A shape that does not resolve at the defaults is refused when the spec is read (the spec
+# check runs before anything else), with the words resolve itself uses.
+
 def test_resolve_non_integer_size(tmp_path):
-    spec = load(tmp_path, spec_text(args=_arg_x(shape='["n / 3"]') + _Y))
+    spec = load(tmp_path, spec_text(args=_arg_x(shape='["n / 3"]') + _Y, shapes=None) + """
+[[shapes]]
+name = "nine"
+n = 9
+""")
     assert spec.resolve(Shape("nine", (("n", 9),))).args[0].shape == (3,)
     with pytest.raises(SpecError) as info:
-        spec.resolve(spec.shape_named("big"))  # 1000 / 3 is not an integer
+        load(tmp_path, spec_text(args=_arg_x(shape='["n / 3"]') + _Y))  # 1000 / 3
     err = info.value
     assert err.field == "expression"
     assert "shape big" in str(err)
@@ -652,39 +663,41 @@ def test_resolve_non_integer_size(tmp_path):
 
 
 def test_resolve_zero_size(tmp_path):
-    spec = load(tmp_path, spec_text(args=_arg_x(shape='["n - 37"]') + _Y))
+    spec = load(tmp_path, spec_text(args=_arg_x(shape='["n - 37"]') + _Y, shapes=BIG_ONLY))
     spec.resolve(spec.shape_named("big"))
     with pytest.raises(SpecError) as info:
-        spec.resolve(spec.shape_named("odd"))
+        spec.resolve(Shape("odd", (("n", 37),)))
     assert info.value.field == "args[0].shape"
     assert "positive sizes" in str(info.value)
     assert info.value.got == (0,)
+    with pytest.raises(SpecError, match="shape odd.*positive sizes"):
+        load(tmp_path, spec_text(args=_arg_x(shape='["n - 37"]') + _Y))
 
 
 def test_resolve_zero_launch(tmp_path):
     launch = '[launch]\ngrid = ["n - 37"]\nblock = ["BLOCK"]\n'
-    spec = load(tmp_path, spec_text(launch=launch))
+    spec = load(tmp_path, spec_text(launch=launch, shapes=BIG_ONLY))
     assert spec.resolve(spec.shape_named("big")).launch.grid == (963, 1, 1)
     with pytest.raises(SpecError) as info:
-        spec.resolve(spec.shape_named("odd"))
+        spec.resolve(Shape("odd", (("n", 37),)))
     assert info.value.field == "launch"
     assert "positive grid and block sizes" in str(info.value)
+    with pytest.raises(SpecError, match="shape odd.*positive grid"):
+        load(tmp_path, spec_text(launch=launch))
 
 
 def test_resolve_unknown_name_from_string_param(tmp_path):
     # String params become -D macros but are not numbers, so expressions cannot use them.
     params = '[params]\nBLOCK = 128\nMODE = "fast"\n'
     launch = '[launch]\ngrid = ["ceil_div(n, BLOCK) + MODE"]\nblock = ["BLOCK"]\n'
-    spec = load(tmp_path, spec_text(params=params, launch=launch))
     with pytest.raises(SpecError) as info:
-        spec.resolve(spec.shapes[0])
+        load(tmp_path, spec_text(params=params, launch=launch))
     assert "unknown name 'MODE'" in str(info.value)
 
 
 def test_resolve_rejects_negative_dims(tmp_path):
-    spec = load(tmp_path, spec_text(args=_arg_x(shape='["n - 64", "n - 2048"]') + _Y))
-    with pytest.raises(SpecError):
-        spec.resolve(spec.shape_named("odd"))
+    with pytest.raises(SpecError, match="shape big.*positive sizes.*936, -1048"):
+        load(tmp_path, spec_text(args=_arg_x(shape='["n - 64", "n - 2048"]') + _Y))
 
 
 @pytest.mark.parametrize("table,bad", [

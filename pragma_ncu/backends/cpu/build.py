@@ -3,7 +3,7 @@
 The same `BuildRequest` / `BuildResult` nouns as nvcc builds: the request's flags and defines
 come from the spec and its parameters (-O levels, -march, -ffast-math, -fopenmp are ordinary
 flag parameters), `arch` is "host", and the result's `cubin_path` holds the shared object.
-Builds are cached by content hash (source, local includes, flags, defines, the compiler's
+Builds are cached by content hash (source, the headers it reads, flags, defines, the compiler's
 identity, and the host CPU when a flag tunes for it); an error is a result, not an exception.
 """
 
@@ -13,7 +13,7 @@ import platform
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,11 +22,11 @@ from pragma_ncu.build import (
     BuildRequest,
     BuildResult,
     cached_build,
-    content_key,
+    request_key,
     run_compiler,
     source_arguments,
 )
-from pragma_ncu.errors import ToolchainError
+from pragma_ncu.errors import KernelNotFound, ToolchainError
 from pragma_ncu.settings import Settings
 
 HOST_ARCH = "host"
@@ -39,6 +39,7 @@ class CompilerInfo:
     path: str
     banner: str  # the first line of `--version`, part of the cache key
     nm: str | None  # binutils' nm, to check the function is exported
+    environment: tuple[tuple[str, str], ...] = ()  # Settings.compiler_env: in the cache key
 
 
 def is_cxx(source_name: str) -> bool:
@@ -52,7 +53,7 @@ def find_compiler(settings: Settings, cxx: bool) -> CompilerInfo:
         what, var = ("C++", "CXX") if cxx else ("C", "CC")
         raise ToolchainError(f"no {what} compiler found: install gcc or clang, or set "
                              f"{var}=/path/to/compiler")
-    return _info(path)
+    return replace(_info(path), environment=settings.compiler_env)
 
 
 @lru_cache(maxsize=8)
@@ -67,9 +68,9 @@ def _info(path: str) -> CompilerInfo:
 
 def cache_key(req: BuildRequest, cc: CompilerInfo) -> str:
     native = any("native" in f for f in req.flags)  # -march=native builds for this CPU only
-    return content_key(req, [req.source, req.source_name, req.kernel_name, list(req.flags),
-                             list(req.defines), list(req.include_dirs), cc.banner, cc.path,
-                             host_cpu() if native else ""])
+    return request_key([req.source, req.source_name, req.kernel_name, list(req.flags),
+                        list(req.defines), list(req.include_dirs), cc.banner, cc.path,
+                        list(cc.environment), host_cpu() if native else ""])
 
 
 @lru_cache(maxsize=1)
@@ -92,22 +93,25 @@ def compile_command(req: BuildRequest, cc: CompilerInfo, src: Path, out: Path) -
 def build(req: BuildRequest, cc: CompilerInfo, cache: BuildCache) -> BuildResult:
     """Compile one CPU kernel (or return the cached result of the same compile)."""
     key = cache_key(req, cc)
-    return cached_build(key, cache, lambda tmp, entry: _compile(req, cc, key, tmp, entry))
+    return cached_build(key, cache, lambda tmp: _compile(req, cc, key, tmp))
 
 
-def _compile(req: BuildRequest, cc: CompilerInfo, key: str, tmp: Path,
-             entry: Path) -> BuildResult:
+def _compile(req: BuildRequest, cc: CompilerInfo, key: str,
+             tmp: Path) -> tuple[BuildResult, tuple[str, ...] | None]:
     src = tmp / (Path(req.source_name.removesuffix(".j2")).name or "kernel.c")
     run = run_compiler(req, src, compile_command(req, cc, src, tmp / "kernel.so"),
                        "the compiler", COMPILE_TIMEOUT_S)
     if run.returncode != 0:
-        return run.result(req, key, "compile_error")
+        return run.result(req, key, "compile_error"), run.inputs
     exported = exported_functions(tmp / "kernel.so", cc.nm)
     if exported is not None and req.kernel_name not in exported:
+        missing = _not_found(req.kernel_name, Path(req.source_name.removesuffix(".j2")).name,
+                             exported)
         return run.result(req, key, "kernel_not_found", entries=tuple(sorted(exported)),
-                          log=run.log + _not_found(req.kernel_name, exported))
+                          log=f"{missing}\n{run.log}"), run.inputs
     return run.result(req, key, "ok", symbol=req.kernel_name,
-                      cubin_path=str(entry / "kernel.so"), entries=tuple(sorted(exported or ())))
+                      cubin_path=str(tmp / "kernel.so"),
+                      entries=tuple(sorted(exported or ()))), run.inputs
 
 
 def exported_functions(so: Path, nm: str | None) -> set[str] | None:
@@ -122,9 +126,8 @@ def exported_functions(so: Path, nm: str | None) -> set[str] | None:
             if len(parts) == 3 and parts[1] in ("T", "W", "i")}
 
 
-def _not_found(name: str, exported: set[str]) -> str:
+def _not_found(name: str, source: str, exported: set[str]) -> KernelNotFound:
     mangled = [e for e in exported if re.match(rf"_Z(?:N\w*?)?{len(name)}{re.escape(name)}", e)]
-    hint = (f" It is exported only under its C++ name {mangled[0]}: declare it "
-            f"extern \"C\"." if mangled else "")
-    shown = ", ".join(sorted(exported)[:8]) or "none"
-    return f"\nfunction {name!r} is not exported by the shared object (exported: {shown}).{hint}"
+    hint = (f"it is exported only under its C++ name {mangled[0]}: declare it extern \"C\""
+            if mangled else "")
+    return KernelNotFound(name, source, sorted(exported)[:8], hint)

@@ -29,7 +29,9 @@ from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
 from pragma_ncu.stats import TimingStats
+from pragma_ncu.worker.guards import worker_memory
 
 Progress = Callable[[str], None]
 
@@ -74,12 +76,13 @@ def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Run
                    repeats: int = 1, progress: Progress = lambda _: None) -> CpuRun:
     """Verify and time `spec`'s kernel at `shape` (`repeats` times), then profile one call."""
     host: HostInfo = runner.hello()
+    check_shapes(spec, [shape], worker_memory(host.memory_bytes, f"this host ({host.name})"))
     point = {**spec.default_params(), **(params or {})}
     evaluator = CpuEvaluator(spec, settings, runner)
     progress(f"compiling {spec.source_path.name}")
     built = evaluator.build(point)
     if not built.ok or built.cubin_path is None or built.symbol is None:
-        raise CpuRunError(f"{spec.source_path} does not build ({built.status}):\n{built.log}")
+        raise CpuRunError(built.problem)
     measurements = []
     for i in range(repeats):
         progress(f"verifying and timing at {shape.name} ({i + 1} of {repeats})")

@@ -20,6 +20,8 @@ from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
+from pragma_ncu.worker.guards import worker_memory
 
 
 def profiler_label(collector: Collector, portable: bool = False) -> str:
@@ -39,6 +41,7 @@ class CpuSession(CompiledSession):
                  phases: Phases | None = None, pool: WorkerPool | None = None,
                  notice: Notice = lambda _: None) -> None:
         info: HostInfo = runner.hello()
+        check_shapes(original, memory=worker_memory(info.memory_bytes, f"this host ({info.name})"))
         super().__init__(original, settings, runner, pool, phases or cpu_phases(),
                          Limits.host(), f"{info.name} ({info.cores} cores)")
         self.host = info
@@ -64,7 +67,7 @@ class CpuSession(CompiledSession):
         """The instance at `point` under the chosen collector at `shape` (one call)."""
         built = self.evaluator(spec).build(dict(point))
         if not built.ok or built.cubin_path is None or built.symbol is None:
-            return Profiled(None, problem=f"does not build: {built.status}")
+            return Profiled(None, problem=built.problem or "the build has no function")
         try:
             profile = profile_build(spec, dict(point), shape, built, self.settings, out_dir,
                                     self.collector)

@@ -37,6 +37,13 @@ class CpuTarget(Target):
     collectors = ("perf", "cachegrind")
     hot_lines = "instructions executed, simulated misses"
 
+    def check_kernel(self, spec: TaskSpec) -> None:
+        """KernelNotFound when the source certainly does not define the kernel (read with
+        tree-sitter: see `draft.check_kernel`)."""
+        from pragma_ncu.draft import check_kernel
+
+        check_kernel(spec)
+
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cpu.worker import worker_command
 

@@ -18,7 +18,9 @@ from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
 from pragma_ncu.toolchain import find_nvcc, target_arch
+from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -58,6 +60,8 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
     tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
     nvcc = find_nvcc(settings)
     device, reason = _open_device(runner, progress)
+    if device is not None:
+        check_shapes(spec, shapes, worker_memory(device.memory_bytes, device.name))
     target = target_arch(arch, device.arch if device else None)
     progress(f"compiling {spec.source_path.name} for {target}")
     built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)

@@ -18,11 +18,12 @@ from pragma_ncu.build import (
     BuildResult,
     KernelResources,
     cached_build,
-    content_key,
     line_directive,
+    request_key,
     run_compiler,
     source_arguments,
 )
+from pragma_ncu.errors import KernelNotFound
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, TaskSpec
 from pragma_ncu.toolchain import NvccInfo
@@ -68,11 +69,19 @@ def find_symbol(name: str, entries: Sequence[str]) -> str | None:
     return mangled[0] if mangled else None
 
 
+def plain_name(entry: str) -> str:
+    """A cubin's entry as the source names it: _Z6kernelPfi and _Z9templatedILi4EEvPf are
+    kernel and templated; an extern "C" name (or a nested one) is itself."""
+    m = re.match(r"_Z(\d+)", entry)
+    return entry[m.end():m.end() + int(m.group(1))] if m else entry
+
+
 def cache_key(req: BuildRequest, nvcc: NvccInfo) -> str:
-    return content_key(req, [req.source, req.kernel_name, req.arch, list(req.flags),
-                             list(req.defines), list(req.include_dirs), req.lineinfo,
-                             nvcc.banner,
-                             line_directive(req)])  # the cubin's line table names the file
+    """The request's key (the headers it reads are added by the cache: `BuildCache`)."""
+    return request_key([req.source, req.kernel_name, req.arch, list(req.flags),
+                        list(req.defines), list(req.include_dirs), req.lineinfo, nvcc.path,
+                        nvcc.banner, list(nvcc.environment),
+                        line_directive(req)])  # the cubin's line table names the file
 
 
 def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> list[str]:
@@ -85,21 +94,25 @@ def nvcc_command(req: BuildRequest, nvcc: NvccInfo, src: Path, out: Path) -> lis
 def build(req: BuildRequest, nvcc: NvccInfo, cache: BuildCache) -> BuildResult:
     """Compile one kernel (or return the cached result of the same compile)."""
     key = cache_key(req, nvcc)
-    return cached_build(key, cache, lambda tmp, entry: _compile(req, nvcc, key, tmp, entry))
+    return cached_build(key, cache, lambda tmp: _compile(req, nvcc, key, tmp))
 
 
-def _compile(req: BuildRequest, nvcc: NvccInfo, key: str, tmp: Path, entry: Path) -> BuildResult:
+def _compile(req: BuildRequest, nvcc: NvccInfo, key: str,
+             tmp: Path) -> tuple[BuildResult, tuple[str, ...] | None]:
     src = tmp / "kernel.cu"
     run = run_compiler(req, src, nvcc_command(req, nvcc, src, tmp / "kernel.cubin"), "nvcc",
                        COMPILE_TIMEOUT_S)
     if run.returncode != 0:
-        return run.result(req, key, "compile_error")
+        return run.result(req, key, "compile_error"), run.inputs
     per_entry = parse_ptxas(run.log)
     symbol = find_symbol(req.kernel_name, list(per_entry))
     if symbol is None:
-        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry))
-    return run.result(req, key, "ok", symbol=symbol, cubin_path=str(entry / "kernel.cubin"),
-                      resources=per_entry[symbol], entries=tuple(per_entry))
+        missing = KernelNotFound(req.kernel_name, Path(req.source_name).name,
+                                 sorted({plain_name(e) for e in per_entry}))
+        return run.result(req, key, "kernel_not_found", entries=tuple(per_entry),
+                          log=f"{missing}\n{run.log}"), run.inputs
+    return run.result(req, key, "ok", symbol=symbol, cubin_path=str(tmp / "kernel.cubin"),
+                      resources=per_entry[symbol], entries=tuple(per_entry)), run.inputs
 
 
 def build_many(reqs: Sequence[BuildRequest], nvcc: NvccInfo, cache: BuildCache,

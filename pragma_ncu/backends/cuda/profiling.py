@@ -24,8 +24,10 @@ from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
 from pragma_ncu.stats import TimingStats
 from pragma_ncu.toolchain import find_ncu, find_nvcc, target_arch
+from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
@@ -100,12 +102,14 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
         device: DeviceInfo | None = runner.hello()
     except NoGPUError as exc:
         device, why = None, exc.reason
+    if device is not None:
+        check_shapes(spec, [shape], worker_memory(device.memory_bytes, device.name))
     target = target_arch(arch, device.arch if device else None)
     progress(f"compiling {spec.source_path.name} for {target}")
     built, harness = cuda_build.build_with_harness(spec, target, nvcc, settings, params)
     run = ProfileRun(spec, shape, params, built, device, None, None, None, None, None)
     if not built.ok:
-        return replace(run, problem="the kernel did not compile")
+        return replace(run, problem=built.problem)
     if device is None:
         return replace(run, problem=f"no GPU: {why}")
     assert harness.cubin_path is not None

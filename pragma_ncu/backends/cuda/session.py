@@ -23,7 +23,9 @@ from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.specfile import check_shapes
 from pragma_ncu.toolchain import NvccInfo, find_nvcc, target_arch
+from pragma_ncu.worker.guards import worker_memory
 
 
 class CudaSession(CompiledSession):
@@ -34,6 +36,7 @@ class CudaSession(CompiledSession):
                  arch: str | None = None, phases: Phases | None = None,
                  pool: WorkerPool | None = None, notice: Notice = lambda _: None) -> None:
         info: DeviceInfo = runner.hello()
+        check_shapes(original, memory=worker_memory(info.memory_bytes, info.name))
         super().__init__(original, settings, runner, pool, phases or Phases(),
                          Limits.from_device(info), info.name)
         self.arch = target_arch(arch, info.arch)

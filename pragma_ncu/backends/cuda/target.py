@@ -36,6 +36,13 @@ class CudaTarget(Target):
     collectors = ("ncu",)
     hot_lines = "warp-state samples"
 
+    def check_kernel(self, spec: TaskSpec) -> None:
+        """KernelNotFound when the source certainly does not define the kernel (read with
+        tree-sitter: see `draft.check_kernel`)."""
+        from pragma_ncu.draft import check_kernel
+
+        check_kernel(spec)
+
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cuda.worker import worker_command
 
@@ -92,8 +99,7 @@ class CudaTarget(Target):
                                           render_dir=settings.cache_dir / "rendered"),
                       find_nvcc(settings), BuildCache(settings.cache_dir / "build"))
         if not built.ok:
-            raise KernelFailure(f"{spec.source_path} does not compile at its defaults:\n"
-                              f"{built.log}")
+            raise KernelFailure(built.problem)
         regs = built.resources.registers if built.resources else "?"
         return (f"{spec.kernel_name}: compiles for {built.arch} at its defaults ({regs} "
                 f"registers); {Space.from_spec(spec).size} parameter points declared. tune "

@@ -1,0 +1,143 @@
+"""Specs are checked before anything runs: every shape resolves at the defaults, integer scalars
+fit their types, dims are positive 64-bit integers, and the arrays fit in memory (the stated
+limit when the spec is read, the device's once its worker said what it has)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from pragma_ncu.api.common import shapes_of
+from pragma_ncu.errors import InputError, SpecError
+from pragma_ncu.runner import HostInfo, Runner
+from pragma_ncu.settings import load_settings
+from pragma_ncu.spec import MEMORY_LIMIT_BYTES, Memory, Shape
+from pragma_ncu.specfile import check_shapes, load_spec
+from pragma_ncu.worker.guards import GUARD_BYTES, worker_memory
+
+SPEC = """
+[kernel]
+name = "scale"
+[launch]
+grid = ["ceil_div(n, 256)"]
+block = ["256"]
+[[args]]
+name = "x"
+dtype = "fp32"
+shape = ["n"]
+role = "input"
+[[args]]
+name = "y"
+dtype = "fp32"
+shape = ["n"]
+role = "output"
+[[args]]
+name = "n"
+dtype = "{n_type}"
+role = "scalar"
+value = "n"
+[[shapes]]
+name = "{name}"
+n = {n}
+"""
+
+
+def spec_at(tmp_path: Path, n: int | str, n_type: str = "int32", name: str = "s"):  # type: ignore[no-untyped-def]
+    (tmp_path / "scale.cu").write_text('extern "C" __global__ void scale() {}\n')
+    path = tmp_path / "scale.toml"
+    path.write_text(SPEC.format(n=n, n_type=n_type, name=name))
+    return load_spec(path)
+
+
+def test_a_dimension_of_ten_to_the_twelve_is_refused_at_the_spec_check(tmp_path: Path) -> None:
+    """Issue 25: it passed the spec check and the run failed later, blaming the kernel."""
+    with pytest.raises(SpecError) as info:
+        spec_at(tmp_path, 10**12, name="huge")
+    message = str(info.value)
+    assert "shapes[0] (huge): args.n" in message and "int32 holds" in message
+    assert "1000000000000" in message and "\n" not in message
+
+
+def test_arrays_beyond_the_stated_limit_are_refused_naming_the_largest(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        spec_at(tmp_path, 10**12, n_type="int64", name="huge")  # 2 x 4 TB of fp32
+    message = str(info.value)
+    assert "shapes[0] (huge)" in message and "args.x alone 3.6 TiB" in message
+    assert "1.0 TiB" in message and "spec.MEMORY_LIMIT_BYTES" in message
+    assert MEMORY_LIMIT_BYTES == 2**40
+
+
+@pytest.mark.parametrize(("n_type", "n", "ok"), [
+    ("int32", 2**31 - 1, True), ("int32", 2**31, False), ("uint32", 2**31, True),
+    ("uint32", 2**32, False), ("int8", 127, True), ("int8", 128, False), ("uint8", 255, True),
+    ("uint8", 256, False), ("int64", 2**40, True),
+])
+def test_integer_scalars_fit_their_type(tmp_path: Path, n_type: str, n: int, ok: bool) -> None:
+    small = Memory(2**62, "a test")  # the range is what is checked here, not the memory
+    (tmp_path / "scale.cu").write_text("")
+    path = tmp_path / "scale.toml"
+    path.write_text(SPEC.format(n=1, n_type=n_type, name="s"))
+    spec = load_spec(path)
+    shape = Shape("big", (("n", n),))
+    if ok:
+        check_shapes(spec, [shape], small)
+    else:
+        with pytest.raises(SpecError, match=f"args.n.*{n_type} holds"):
+            check_shapes(spec, [shape], small)
+
+
+@pytest.mark.parametrize("n", ["0", "-4", "9223372036854775808", "true", "1.5"])
+def test_dims_are_positive_64_bit_integers(tmp_path: Path, n: str) -> None:
+    with pytest.raises(SpecError, match=r"shapes\[0\]\.n.*a positive integer below 2\*\*63"):
+        spec_at(tmp_path, n)
+
+
+def test_a_worker_adds_its_guard_regions_and_input_copies(tmp_path: Path) -> None:
+    spec = spec_at(tmp_path, 1 << 20)  # x and y: 4 MiB each
+    exact = 2 * (4 << 20)
+    check_shapes(spec, memory=Memory(exact, "arrays alone"))
+    with_worker = worker_memory(exact + 4 * GUARD_BYTES + (4 << 20), "a small GPU")
+    check_shapes(spec, memory=with_worker)  # x, y, their guards and x's copy: exactly
+    with pytest.raises(SpecError, match=r"arrays within 12\.0 MiB \(the memory of a small GPU, "
+                                        r"counting the worker's guard regions"):
+        check_shapes(spec, memory=worker_memory(with_worker.limit - 1, "a small GPU"))
+
+
+def test_a_shape_given_on_the_command_line_is_checked_too(tmp_path: Path) -> None:
+    spec = spec_at(tmp_path, 1024)
+    assert shapes_of(spec, ["n=2048"])[0].as_dict() == {"n": 2048}
+    with pytest.raises(SpecError, match="shape n=4294967296: args.n"):
+        shapes_of(spec, ["n=4294967296"])
+    with pytest.raises(SpecError, match="positive integer"):
+        shapes_of(spec, ["n=0"])
+
+
+class Host:
+    """A runner whose worker says it runs on a host with `memory_bytes` of memory."""
+
+    def __init__(self, memory_bytes: int) -> None:
+        self.info = HostInfo("test host", 2, 1 << 20, 1 << 15, memory_bytes, "x86_64", "6.0")
+
+    def hello(self) -> HostInfo:
+        return self.info
+
+
+def test_the_devices_memory_is_checked_once_the_worker_said_it(tmp_path: Path) -> None:
+    """A CPU kernel profiled on a host of 64 MiB: refused before anything is built."""
+    from pragma_ncu.backends.cpu.profiling import profile_kernel
+
+    (tmp_path / "scale.c").write_text("void scale(float* x, float* y, int n) {}\n")
+    path = tmp_path / "scale.toml"
+    text = SPEC.format(n=16 << 20, n_type="int32", name="big")  # 64 MiB per array
+    launch = text[text.index("[launch]"):text.index("[[args]]")]
+    path.write_text(text.replace(launch, "").replace('name = "scale"',
+                                                     'name = "scale"\nsource = "scale.c"'))
+    spec = load_spec(path)
+    runner = cast(Runner, cast(Any, Host(64 << 20)))
+    with pytest.raises(SpecError, match=r"shapes\[0\] \(big\).*the memory of this host "
+                                        r"\(test host\)") as info:
+        profile_kernel(spec, spec.shapes[0], load_settings(), runner, tmp_path / "out")
+    assert isinstance(info.value, InputError)
+    assert not (tmp_path / "out").exists()
