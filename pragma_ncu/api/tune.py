@@ -244,7 +244,7 @@ def _without_device(task: TaskSpec, settings: Settings, arch: str | None,
     backend = target_of(task)
     try:
         message = backend.without_device(task, settings, arch)
-    except PragmaError as exc:
+    except KernelFailure as exc:  # bad input or the environment keep their own kind
         raise DeviceCheckError(reason, str(exc)) from None
     if message is None:
         raise backend.no_device(reason)

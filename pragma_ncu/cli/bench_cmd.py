@@ -79,6 +79,8 @@ def _print_table(report: api.BenchReport) -> None:
 
 
 def _exit_code(report: api.BenchReport, require_gpu: bool) -> int:
+    if report.build.status == "kernel_not_found":  # the spec names what is not there
+        return ExitStatus.INPUT
     if not report.build.ok:
         return ExitStatus.VERDICT
     if report.device is None:

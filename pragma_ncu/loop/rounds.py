@@ -22,7 +22,7 @@ from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.errors import KernelFailure, PragmaError
+from pragma_ncu.errors import KernelFailure, KernelNotFound, PragmaError
 from pragma_ncu.loop.side_by_side import (
     Entrant,
     check_everywhere,
@@ -139,6 +139,8 @@ def baseline(ctx: Context) -> State:
     point = dict(spec.default_params())
     start = ctx.backend.clock()
     built = evaluator.build(point)
+    if built.status == "kernel_not_found":  # the spec's mistake, in the early check's words
+        raise KernelNotFound(spec.kernel_name, spec.source_path.name, built.entries)
     if not built.ok:
         raise TuneError(f"the original kernel does not build: {built.problem}")
     entrant = Entrant(evaluator, point, built, is_best=True)

@@ -62,6 +62,25 @@ def test_the_build_says_a_kernel_is_missing_in_the_words_of_the_early_check(
     assert report.build.problem == "no kernel named typo in k.cu (it defines: scale)"
 
 
+def test_a_kernel_the_build_cannot_find_is_bad_input_for_bench_and_tune(
+        tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    """Found missing by the build (the source includes a header), the kernel is still the
+    spec's mistake: exit 2 by the contract, from bench and from tune's no-GPU check alike."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    (tmp_path / "k.h").write_text("#define N 4\n")
+    path = kernel(tmp_path, '#include "k.h"\n' + BROKEN.replace("int q = ;", ""), "typo")
+    env = {"PRAGMA_NCU_CACHE": str(tmp_path / "cache")}
+    for args in (["bench", "--kernel", str(path)],
+                 ["tune", "--kernel", str(path), "--store", str(tmp_path / "runs.sqlite")]):
+        result = CliRunner().invoke(cli, args, env=env)
+        assert result.exit_code == 2, (args[0], result.output)
+        assert "no kernel named typo in k.cu (it defines: scale)" in result.output
+    assert not (tmp_path / "runs.sqlite").exists()
+
+
 def test_a_cpu_function_with_cxx_linkage_is_named_with_the_fix(tmp_path: Path,
                                                               settings) -> None:  # type: ignore[no-untyped-def]
     path = kernel(tmp_path, "void scale(float* y, int n) { }\n", source="k.cpp")

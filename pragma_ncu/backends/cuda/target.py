@@ -19,7 +19,7 @@ from pragma_ncu.backends.cuda.bench import BenchReport
 from pragma_ncu.backends.cuda.profiling import ProfileRun
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import KernelFailure, NoGPUError, PragmaError
+from pragma_ncu.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.runner import DeviceInfo, Runner
@@ -98,6 +98,8 @@ class CudaTarget(Target):
         built = build(tasks.build_request(spec, target_arch(arch), {},
                                           render_dir=settings.cache_dir / "rendered"),
                       find_nvcc(settings), BuildCache(settings.cache_dir / "build"))
+        if built.status == "kernel_not_found":  # bad input, as the early check says it
+            raise KernelNotFound(spec.kernel_name, spec.source_path.name, built.entries)
         if not built.ok:
             raise KernelFailure(built.problem)
         regs = built.resources.registers if built.resources else "?"
