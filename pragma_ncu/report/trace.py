@@ -18,6 +18,7 @@ import jinja2
 from tabulate import tabulate
 
 from pragma_ncu.records import KernelState, RoundRecord
+from pragma_ncu.report.moves import MovesView, moves_view
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
 
@@ -68,6 +69,7 @@ class RoundView:
     space: str
     failure: str  # why the candidate failed; "" when it was verified
     new_source: bool  # the variant's source appears for the first time in the trace
+    moves: MovesView  # the round's source moves (rows empty when it had none)
 
 
 @dataclass(frozen=True)
@@ -313,7 +315,7 @@ def round_views(trace: Trace, base: float | None) -> list[RoundView]:
             record=r, title=f"Round {r.round} — {r.action} ({r.variant.get('name', '?')})",
             comparison=comparison_table(r, base), metrics=metrics_table(r),
             search=search_line(r), space=space_line(r), failure=failure_text(r),
-            new_source=bool(source) and source not in seen))
+            new_source=bool(source) and source not in seen, moves=moves_view(r)))
         seen.add(source)
     return views
 
