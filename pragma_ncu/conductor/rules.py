@@ -34,6 +34,9 @@ from pragma_ncu.spec import Param
 REGISTER_CAP = "MAXRREG"  # the parameter a register-cap move adds
 REGISTER_CAPS = (0, 32, 64, 128)  # 0: no cap (the flag is left out)
 MOVE_FINDINGS = 3  # the top findings whose classes call for source moves
+# A finding's score estimates the share of the time its cause accounts for, which bounds what
+# answering it can gain: below a tenth, a move could not win beyond the re-test's noise.
+MOVE_MIN_SCORE = 0.1
 
 
 @dataclass(frozen=True)
@@ -181,13 +184,15 @@ def _moves(s: Situation, base: Decision) -> Decision | None:
 
 
 def called_moves(s: Situation) -> tuple[MoveChoice, ...]:
-    """The untried moves that fit the best's source and that its top findings call for, in
-    the findings' order."""
+    """The untried moves that fit the best's source and that its top findings (those that
+    account for a tenth of the time or more) call for, in the findings' order."""
     if s.diagnosis is None:
         return ()
     tried = {c.move for d in s.history for c in d.moves}
     out: dict[str, MoveChoice] = {}
     for f in s.diagnosis.findings[:MOVE_FINDINGS]:
+        if f.score < MOVE_MIN_SCORE:
+            continue
         for m in s.moves:
             if m.applies and m.name not in tried and m.name not in out and \
                     f.bottleneck in m.answers:

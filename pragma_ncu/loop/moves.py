@@ -46,7 +46,11 @@ class MovePlan:
 def options(ctx: Context, variant: Variant, best: KernelState,
             diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
     """Every move, read against the best's source."""
-    subject = _subject(ctx, variant, best, diagnosis)
+    return options_of(_subject(ctx, variant, best, diagnosis))
+
+
+def options_of(subject: Subject | str) -> tuple[MoveOption, ...]:
+    """Every move read against a subject (or refused with why no move can read it)."""
     if isinstance(subject, str):
         return tuple(MoveOption(m.name, m.answers, m.why, False, subject) for m in catalog.MOVES)
     results = asm.try_moves(subject, catalog.MOVES)
@@ -137,7 +141,7 @@ def _subject(ctx: Context, variant: Variant, best: KernelState,
         spec = spec_of(ctx, asm.base_variant(base, "moves base"))
     except PragmaError as exc:
         return f"the best's source could not be read as plain source: {exc}"
-    return asm.subject_of(base, spec, dict(best.params), _hot_lines(diagnosis, base.filename),
+    return asm.subject_of(base, spec, dict(best.params), hot_lines(diagnosis, base.filename),
                           best.registers, ctx.backend.limits)
 
 
@@ -145,7 +149,7 @@ def _base(ctx: Context, variant: Variant, best: KernelState) -> asm.Base:
     return asm.base_of(variant, spec_of(ctx, variant), dict(best.params))
 
 
-def _hot_lines(diagnosis: Diagnosis | None, filename: str) -> tuple[int, ...]:
+def hot_lines(diagnosis: Diagnosis | None, filename: str) -> tuple[int, ...]:
     """The lines of the kernel's own file that the profile's samples found hot, hottest first
     (the profile of a rendered template names a file of the same name)."""
     if diagnosis is None:

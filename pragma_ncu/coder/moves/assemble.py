@@ -89,7 +89,7 @@ def subject_of(base: Base, spec: TaskSpec, point: Mapping[str, ParamValue],
                hot_lines: Sequence[int] = (), registers: int | None = None,
                limits: Any = None) -> Subject | str:
     """What the moves read, or why none can read this source."""
-    tree = syntax_tree(base.text)
+    tree = syntax_tree(ts.masked(base.text.encode()).decode())
     found = ts.function_named(tree, spec.kernel_name)
     if len(found) != 1:
         return (f"the kernel {spec.kernel_name} is not one function definition in the source "
@@ -121,7 +121,8 @@ def _constants(text: str, point: Mapping[str, ParamValue],
 
 def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied], list[Refused]]:
     """The template of the moves whose edits fit together (in order; a move whose edits
-    overlap an earlier one's is refused), checked to give back the base at the defaults."""
+    overlap an earlier one's, or do not give back the base at its defaults, is refused),
+    checked again as a whole."""
     kept: list[Applied] = []
     refused: list[Refused] = []
     data = base.text.encode()
@@ -129,6 +130,12 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
         spans = [(e.start, e.end) for k in kept for e in k.edits]
         if any(x.start < e2 and s2 < x.end for x in a.edits for s2, e2 in spans):
             refused.append(Refused(a.move, "its edits overlap an earlier move's"))
+            continue
+        try:
+            tpl.check_defaults(tpl.compose(data, a.edits), base.text,
+                               {k.name: k.default for k in a.knobs})
+        except PragmaError as exc:
+            refused.append(Refused(a.move, f"its rewrite is wrong at its defaults ({exc})"))
             continue
         kept.append(a)
     template = tpl.compose(data, [e for a in kept for e in a.edits], base.macros)

@@ -151,12 +151,13 @@ def _edits(subject: Subject, decl: Node, name: str, guard: Node, early: bool
     header = (f"for ({type_text} {name} = {init}; {cond}; "
               f"{name} += ({type_text})gridDim.x * blockDim.x)")
     indent = ts.indentation(data, decl.start_byte) or ""
-    decl_text, edits = data[decl.start_byte:decl.end_byte].decode(), []
+    edits = []
     if early:
         guard_text = data[guard.start_byte:guard.end_byte].decode()
         close = ts.body(subject.kernel).children[-1]  # its closing brace
         edits.append(Edit(guard.start_byte, guard.end_byte,
                           tpl.when(ON, tpl.literal(header + " {"), guard_text)))
+        edits += _indented(data, guard.end_byte, close.start_byte)
         edits.append(Edit(close.start_byte, close.start_byte,
                           tpl.insert(ON, tpl.literal(indent + "}\n"))))
     else:
@@ -164,8 +165,29 @@ def _edits(subject: Subject, decl: Node, name: str, guard: Node, early: bool
         head = data[guard.start_byte:condition.end_byte].decode()
         edits.append(Edit(guard.start_byte, condition.end_byte,
                           tpl.when(ON, tpl.literal(header), head)))
-    edits.append(Edit(decl.start_byte, decl.end_byte, tpl.when(ON, "", decl_text)))
+    start, end = _whole_lines(data, decl.start_byte, decl.end_byte)
+    edits.append(Edit(start, end, tpl.when(ON, "", data[start:end].decode())))
     return tuple(edits)
+
+
+def _indented(data: bytes, start: int, end: int) -> list[Edit]:
+    """One more level of indentation for the lines that begin in [start, end)."""
+    out = []
+    pos = data.find(b"\n", start, end)
+    while pos != -1 and pos + 1 < end:
+        if data[pos + 1:pos + 2] not in (b"\n", b""):
+            out.append(Edit(pos + 1, pos + 1, tpl.insert(ON, "    ")))
+        pos = data.find(b"\n", pos + 1, end)
+    return out
+
+
+def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """[start, end) widened to its whole line (with its newline) when nothing else is on it."""
+    line = data.rfind(b"\n", 0, start) + 1
+    stop = data.find(b"\n", end)
+    if data[line:start].strip() or (stop != -1 and data[end:stop].strip()):
+        return start, end
+    return line, (stop + 1 if stop != -1 else end)
 
 
 def _condition(guard: Node, name: str, early: bool) -> str:

@@ -33,7 +33,7 @@ def apply(subject: Subject) -> Applied | Refused:
             p.flag and "fast_math" in p.flag for p in subject.spec.params):
         return Refused(NAME, "the build uses fast math already")
     functions = [subject.kernel, *ts.callees(subject.tree, subject.kernel)]
-    found = sorted({name for f in functions for name in _math(ts.body(f))})
+    found = sorted({name for f in functions for name in _math(f)})
     if not found:
         return Refused(NAME, "the kernel calls no single-precision function, float division "
                              "or square root that fast math would change")
@@ -41,19 +41,32 @@ def apply(subject: Subject) -> Applied | Refused:
                    sites=(f"nvcc options for {', '.join(found)}",))
 
 
-def _math(body: Node) -> set[str]:
-    double = "double" in ts.text(body)
+def _math(function: Node) -> set[str]:
+    """The calls and divisions fast math changes in a function (a generic `exp` counts only
+    in a function that names no double)."""
+    double = "double" in ts.text(function)
     out = set()
-    for n in ts.walk(body):
+    for n in ts.walk(ts.body(function)):
         if n.type == "call_expression":
             name = ts.text(n.child_by_field_name("function"))
             if name in FLOAT_FUNCS or (name in GENERIC_FUNCS and not double):
                 out.add(name)
         elif n.type == "binary_expression" and ts.text(n.child_by_field_name(
-                "operator")) == "/" and any(c.type == "number_literal" and ts.text(
-                    c).lower().endswith("f") for c in n.named_children):
+                "operator")) == "/" and _single(n):
             out.add("float division")
     return out
+
+
+def _single(division: Node) -> bool:
+    """A division whose operands show they are floats: an `f` literal or a float function."""
+    for c in ts.walk(division):
+        if c.type == "number_literal" and ts.text(c).lower().endswith("f") and \
+                not ts.text(c).lower().startswith("0x"):
+            return True
+        if c.type == "call_expression" and ts.text(c.child_by_field_name("function")) in \
+                FLOAT_FUNCS:
+            return True
+    return False
 
 
 MOVE = Move(

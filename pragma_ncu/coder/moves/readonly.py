@@ -61,11 +61,18 @@ def _read_after_store(name: str, accs: list[ts.Access], body: Node) -> bool:
     for load in (a.node for a in accs if a.root == name and a.load):
         loops = {n.id for n in ts.enclosing(load, ts.LOOPS, body)}
         for store in stores:
-            if store.start_byte < load.start_byte:
+            if _statement_of(store).end_byte <= load.start_byte:
                 return True
             if loops & {n.id for n in ts.enclosing(store, ts.LOOPS, body)}:
                 return True
     return False
+
+
+def _statement_of(node: Node) -> Node:
+    """The statement a store is part of (its right-hand side is read before it writes)."""
+    while node.parent is not None and not node.type.endswith(("statement", "declaration")):
+        node = node.parent
+    return node
 
 
 def _passed_to_calls(body: Node) -> set[str]:

@@ -4,12 +4,15 @@ pointer parameters, and which names vary across a warp's lanes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pragma_ncu.coder.moves.base import Node
 
 LOOPS = ("for_statement", "while_statement", "do_statement")
+_PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
+_PRAGMA_LINE = re.compile(rb"^[ \t]*#[ \t]*pragma\b[^\n]*", re.M)
 FUNCTION_SCOPES = ("function_definition", "lambda_expression")
 
 
@@ -113,13 +116,22 @@ def indentation(data: bytes, offset: int) -> str | None:
     return prefix if not prefix.strip() else None
 
 
-def pragma_before(node: Node) -> str:
-    """The `#pragma` right before a statement ("unroll 4"), or ""."""
-    prev = node.prev_named_sibling
-    if prev is not None and prev.type == "preproc_call" and \
-            text(prev.child_by_field_name("directive")) == "#pragma":
-        return text(prev.child_by_field_name("argument")).strip()
-    return ""
+def pragma_before(data: bytes, offset: int) -> str:
+    """The `#pragma` on the line right above `offset` ("unroll 4"), or ""."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    if data[start:offset].strip():
+        return ""  # code before it on its line
+    above = data[data.rfind(b"\n", 0, max(start - 1, 0)) + 1:max(start - 1, 0)].decode(
+        errors="replace").strip()
+    found = _PRAGMA.match(above)
+    return found.group(1).strip() if found else ""
+
+
+def masked(data: bytes) -> bytes:
+    """`data` with its `#pragma` lines blanked (same length, so offsets hold): the grammar
+    cannot read a pragma between a loop's header and its body, as in
+    `for (...)` / `#pragma unroll` / `for (...)`, which CUDA code often has."""
+    return _PRAGMA_LINE.sub(lambda m: b" " * len(m.group(0)), data)
 
 
 # --- parameters and accesses ----------------------------------------------------------------

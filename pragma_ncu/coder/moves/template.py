@@ -47,7 +47,7 @@ def value(knob: str) -> str:
 def compose(data: bytes, edits: Sequence[Edit], defines: Sequence[str] = ()) -> str:
     """The template of `data` with `edits` (sorted here; overlapping edits are an error), the
     parameters `defines` passed to nvcc as -D."""
-    out = [defines_comment(tuple(defines))]
+    out = [defines_comment(tuple(defines))] if defines else []
     pos = 0
     for e in sorted(edits, key=lambda e: (e.start, e.end)):
         if e.start < pos:

@@ -60,7 +60,7 @@ def _chosen(subject: Subject) -> tuple[list[Node], str]:
 
 
 def _eligible(loop: Node, subject: Subject) -> bool:
-    pragma = ts.pragma_before(loop)
+    pragma = ts.pragma_before(subject.data, loop.start_byte)
     if pragma.startswith(("unroll", "nounroll")):
         return False
     if ts.indentation(subject.data, loop.start_byte) is None:
