@@ -12,10 +12,12 @@ def tile_transpose(x, M, N):
 
 
 def gmm_density(x, mu, s, w, n, K):
-    x = np.asarray(x, dtype=np.float64)[:, None]
-    mu, s, w = (np.asarray(a, dtype=np.float64)[None, :] for a in (mu, s, w))
-    z = (x - mu) / s
-    return (w / (np.sqrt(2 * np.pi) * s) * np.exp(-0.5 * z * z)).sum(axis=1)
+    x = np.asarray(x, dtype=np.float64)
+    p = np.zeros_like(x)
+    for m, sk, wk in zip(*(np.asarray(a, dtype=np.float64) for a in (mu, s, w)), strict=True):
+        z = (x - m) / sk  # one component at a time: no [n, K] temporaries
+        p += wk / (np.sqrt(2 * np.pi) * sk) * np.exp(-0.5 * z * z)
+    return p
 
 
 def frames_wsum(frames, w, K, C):

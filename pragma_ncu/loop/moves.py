@@ -139,10 +139,11 @@ def _subject(ctx: Context, variant: Variant, best: KernelState,
     try:
         base = _base(ctx, variant, best)
         spec = spec_of(ctx, asm.base_variant(base, "moves base"))
-    except PragmaError as exc:
-        return f"the best's source could not be read as plain source: {exc}"
-    return asm.subject_of(base, spec, dict(best.params), hot_lines(diagnosis, base.filename),
-                          best.registers, ctx.backend.limits)
+        return asm.subject_of(base, spec, dict(best.params),
+                              hot_lines(diagnosis, base.filename), best.registers,
+                              ctx.backend.limits)
+    except PragmaError as exc:  # tree-sitter missing, a template that does not render, ...
+        return f"the best's source could not be read: {exc}"
 
 
 def _base(ctx: Context, variant: Variant, best: KernelState) -> asm.Base:

@@ -4,6 +4,7 @@ historical best as a standalone kernel and as its template."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from pragma_ncu.coder.moves.assemble import is_moves, plain_source
 from pragma_ncu.kernel_template import standalone
 from pragma_ncu.loop.moves import move_names
 from pragma_ncu.loop.rounds import Context, State, spec_of
+from pragma_ncu.records import RoundRecord
 from pragma_ncu.roofline import COMPUTE_KINDS
 
 
@@ -32,16 +34,16 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens
                           for r in st.records for c in r.llm_calls),
         "moves_tried": sorted({t.move for r in st.records for t in r.moves}),
-        "moves_won": moves_won(st),
+        "moves_won": moves_won(st.records, st.best.round),
     }
 
 
-def moves_won(st: State) -> list[str]:
-    """The moves in the best kernel: those whose winning values left their defaults in an
-    accepted moves round that no later accepted rewrite replaced."""
+def moves_won(records: Sequence[RoundRecord], best_round: int) -> list[str]:
+    """The moves in the best kernel (from round `best_round`): those whose winning values
+    left their defaults in an accepted moves round that no later accepted rewrite replaced."""
     won: list[str] = []
-    for r in st.records:
-        if not r.decision.accepted or r.round > st.best.round:
+    for r in records:
+        if not r.decision.accepted or r.round > best_round:
             continue
         if r.variant.get("origin") == "llm":
             won = []
