@@ -1,7 +1,7 @@
-// gamma_lut: out[i] = round(255 * (in[i] / 255) ^ gamma) for 8-bit pixels. Each block first
+// gamma_lut: dst[i] = round(255 * (src[i] / 255) ^ gamma) for 8-bit pixels. Each block first
 // builds the 256-entry lookup table in shared memory (one entry per thread), then every thread
 // maps its pixel through it.
-extern "C" __global__ void gamma_lut(const unsigned char* in, unsigned char* out, int n,
+extern "C" __global__ void gamma_lut(const unsigned char* src, unsigned char* dst, int n,
                                      float gamma)
 {
     __shared__ unsigned char lut[256];
@@ -10,5 +10,5 @@ extern "C" __global__ void gamma_lut(const unsigned char* in, unsigned char* out
     lut[threadIdx.x] = (unsigned char)fminf(255.0f, floorf(255.0f * v + 0.5f));
     __syncthreads();
     if (i >= n) return;
-    out[i] = lut[in[i]];
+    dst[i] = lut[src[i]];
 }

@@ -45,7 +45,11 @@ class MovePlan:
 
 def options(ctx: Context, variant: Variant, best: KernelState,
             diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
-    """Every move, read against the best's source."""
+    """Every move, read against the best's source (CUDA kernels only: the moves write CUDA
+    and nvcc's options)."""
+    if ctx.spec.target != "cuda":
+        return options_of(f"the source moves rewrite CUDA kernels; this one is {ctx.spec.target}"
+                          "'s")
     return options_of(_subject(ctx, variant, best, diagnosis))
 
 

@@ -15,6 +15,7 @@ from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Edit
 from pragma_ncu.coder.variant import original_variant
+from pragma_ncu.draft.cparse import parse_source
 from pragma_ncu.kernel_template import defines_comment, macro_params, template_defines
 from pragma_ncu.specfile import load_spec
 from tests.fakes.tuner import H200_LIMITS
@@ -89,3 +90,40 @@ def test_every_move_gives_back_every_kernel_at_its_defaults(spec_path: Path,
     original = tasks.build_request(spec, "sm_90", point)
     again = tasks.build_request(vspec, "sm_90", defaults)
     assert again.source == original.source and again.defines == original.defines
+    # at its boldest point no move changes the kernel's signature, nor the launch but
+    # coarsen's grid
+    signature = _signature(spec.source_path.read_text(), spec.kernel_name)
+    for a in kept:
+        bold = {**defaults, **{k.name: k.values[-1] for k in a.knobs}}
+        assert _signature(asm.instance(built, bold), spec.kernel_name) == signature, a.move
+    launch = built.overlay["launch"]
+    assert launch["block"] == list(spec.launch.block)
+    assert launch["shared_mem"] == spec.launch.shared_mem
+    if "coarsen" not in {a.move for a in kept}:
+        assert launch["grid"] == list(spec.launch.grid)
+
+
+def _signature(text: str, name: str) -> list[tuple[str, str, int]]:
+    """The kernel's parameters as the harness passes them: name, base type, pointer levels."""
+    (fn,) = parse_source(text).named(name)
+    return [(p.name, p.type_name, p.pointers) for p in fn.params]
+
+
+def test_a_jinja_template_is_moved_as_the_source_it_renders(tmp_path: Path) -> None:
+    """A templated best: the moves read it rendered at the best's point, its parameters held
+    there (the text no longer names them), its launch expressions kept."""
+    spec = load_spec(ROOT / "examples" / "templated" / "fused_add_rmsnorm.toml")
+    assert spec.is_jinja
+    point = {**spec.default_params(), "VEC": 4}
+    base = asm.base_of(original_variant(spec), spec, point)
+    assert "{{" not in base.text and "{%" not in base.text
+    assert base.filename == "fused_add_rmsnorm.cu"
+    assert base.params == point and base.macros == ()  # held, none passed as -D
+    assert base.launch["grid"] == list(spec.launch.grid)
+    subject = asm.subject_of(base, spec, point, (), 32, H200_LIMITS)
+    assert not isinstance(subject, str), subject
+    # what the rendered source already does, the moves see: it is tuned by hand
+    reasons = {r.move: r.reason for r in asm.try_moves(subject, MOVES) if not
+               isinstance(r, Applied)}
+    assert reasons["launch_bounds"] == "the kernel has launch bounds already"
+    assert reasons["readonly"] == "no input pointer lacks const __restrict__"
