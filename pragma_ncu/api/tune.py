@@ -146,7 +146,8 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None, db: Store, 
          settings: Settings, progress: Progress) -> TuneResult:
     options = loop.TuneOptions(
         tuple(config["shapes"]),
-        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
+        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
+               move_points=config["budget"]),
         SearchOptions(strategy=config["strategy"],
                       budget=Budget(config["budget"], config["time_budget"]),
                       seed=config["seed"], jobs=settings.jobs))

@@ -48,6 +48,8 @@ class Policy:
     max_repairs: int = 2  # consecutive repairs before escalating to a rewrite
     rewrite_below: float = 0.70  # with an LLM: below this fraction of the roofline after a
     # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
+    move_points: int | None = None  # the most points a moves round's knobs may span (the
+    # search budget): moves beyond it wait for a later round (so exhaustive search still fits)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class MoveOption:
     why: str
     applies: bool
     reason: str = ""
+    points: int = 1  # the values its knobs span together
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = N
     far = _far_from_roofline(situation, policy, base)
     return (_repair(situation, policy, base) or _stop(situation, policy, base)
             or _first_tune(situation, base) or (None if far else _retune(situation, policy, base))
-            or _moves(situation, base) or far
+            or _moves(situation, policy, base) or far
             or _rewrite(situation, policy, base))
 
 
@@ -174,8 +177,8 @@ def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
     return _with(base, "retune", f"re-tune around the best: {what}", retune=tuple(moves))
 
 
-def _moves(s: Situation, base: Decision) -> Decision | None:
-    chosen = called_moves(s)
+def _moves(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    chosen = _within(called_moves(s), s.moves, policy.move_points)
     if not chosen:
         return None
     what = "; ".join(f"{c.move} (for {c.finding})" for c in chosen)
@@ -198,6 +201,20 @@ def called_moves(s: Situation) -> tuple[MoveChoice, ...]:
                     f.bottleneck in m.answers:
                 out[m.name] = MoveChoice(m.name, f.bottleneck, m.why)
     return tuple(out.values())
+
+
+def _within(chosen: tuple[MoveChoice, ...], options: Sequence[MoveOption],
+            points: int | None) -> tuple[MoveChoice, ...]:
+    """The first moves (the first always) whose knobs together span at most `points`."""
+    size = {m.name: m.points for m in options}
+    kept: list[MoveChoice] = []
+    total = 1
+    for c in chosen:
+        if kept and points is not None and total * size.get(c.move, 1) > points:
+            continue
+        kept.append(c)
+        total *= size.get(c.move, 1)
+    return tuple(kept)
 
 
 def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:

@@ -10,6 +10,7 @@ over the best time it saw), or why it was dropped (no point with it verified).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -59,7 +60,9 @@ def options_of(subject: Subject | str) -> tuple[MoveOption, ...]:
         return tuple(MoveOption(m.name, m.answers, m.why, False, subject) for m in catalog.MOVES)
     results = asm.try_moves(subject, catalog.MOVES)
     return tuple(MoveOption(m.name, m.answers, m.why, isinstance(r, Applied),
-                            r.reason if isinstance(r, Refused) else "")
+                            r.reason if isinstance(r, Refused) else "",
+                            math.prod(len(k.values) for k in r.knobs)
+                            if isinstance(r, Applied) else 1)
                  for m, r in zip(catalog.MOVES, results, strict=True))
 
 

@@ -138,3 +138,19 @@ def test_findings_below_a_tenth_of_the_time_call_for_nothing() -> None:
     lifted = replace(situation("copy_half"), diagnosis=replace(
         diagnosis, findings=tuple(replace(f, score=0.3) for f in diagnosis.findings)))
     assert [c.move for c in called_moves(lifted)] == ["unroll"]
+
+
+def test_a_round_takes_the_moves_its_budget_can_search_and_the_rest_wait() -> None:
+    """unroll (5 values), readonly (2) and fast_math (3) all called for: a budget of 12
+    points takes the first two (10 points); fast_math waits for the next round."""
+    s = situation("dependent_rows")
+    options = tuple(MoveOption(n, ("memory_latency",), "", True, "", points) for n, points in
+                    (("unroll", 5), ("readonly", 2), ("fast_math", 3)))
+    s = replace(s, moves=options)
+    d = decide(s, Policy(move_points=12), knowledge())
+    assert [c.move for c in d.moves] == ["unroll", "readonly"]
+    later = replace(s, round=1, history=(d,), best_before=s.best, candidate=s.best)
+    assert [c.move for c in decide(later, Policy(move_points=12), knowledge()).moves] == \
+        ["fast_math"]
+    # the first always, even over the budget; then what still fits (2 x 2 > 4: none)
+    assert [c.move for c in decide(s, Policy(move_points=4), knowledge()).moves] == ["unroll"]
