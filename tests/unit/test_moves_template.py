@@ -14,7 +14,7 @@ from pragma_ncu.coder.moves import MOVES, Applied
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Edit
-from pragma_ncu.coder.variant import original_variant
+from pragma_ncu.coder.variant import original_variant, variant_spec
 from pragma_ncu.draft.cparse import parse_source
 from pragma_ncu.kernel_template import defines_comment, macro_params, template_defines
 from pragma_ncu.specfile import load_spec
@@ -127,3 +127,30 @@ def test_a_jinja_template_is_moved_as_the_source_it_renders(tmp_path: Path) -> N
                isinstance(r, Applied)}
     assert reasons["launch_bounds"] == "the kernel has launch bounds already"
     assert reasons["readonly"] == "no input pointer lacks const __restrict__"
+
+
+def test_a_source_with_a_header_of_its_own_keeps_finding_it(tmp_path: Path) -> None:
+    """The variant's file is written under the run's folder: a quoted include gets the
+    user's folder on the include path, once; an angle-bracket one changes nothing."""
+    from tests.fakes.moves import applied, spec_of
+    source = ('#include "helper.h"\n#include <cuda_fp16.h>\n'
+              'extern "C" __global__ void k(float* y, const float* x, int n)\n'
+              '{\n    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+              '    if (i < n) y[i] = expf(x[i]);\n}\n')
+    spec = spec_of(tmp_path, source)
+    base = asm.base_of(original_variant(spec), spec, {})
+    built, _, _ = asm.assemble(base, [applied("fast_math", spec)], "moves 1", "", tmp_path)
+    assert built.overlay["kernel"]["flags"] == ["-O3", f"-I{tmp_path}"]
+    tables = {"kernel": {"name": "k", "flags": ["-O3"]}, "args": [
+        {"name": a.name, "dtype": a.dtype.name, "role": a.role.value, "shape": list(a.shape),
+         **({"value": a.value} if a.value is not None else {})} for a in spec.args],
+        "shapes": [{"name": "main", "n": 4096}]}
+    vspec = variant_spec(tables, built, spec.spec_path, tmp_path / "variants")
+    again = asm.base_of(built, vspec, {})  # an earlier moves best: the flag is not doubled
+    assert again.flags == ("-O3", f"-I{tmp_path}")
+    rebuilt, _, _ = asm.assemble(again, [applied("fast_math", spec)], "moves 2", "", tmp_path)
+    assert rebuilt.overlay["kernel"]["flags"] == ["-O3", f"-I{tmp_path}"]
+    plain = spec_of(tmp_path, source.replace('#include "helper.h"\n', ""))
+    built, _, _ = asm.assemble(asm.base_of(original_variant(plain), plain, {}),
+                               [applied("fast_math", plain)], "moves 1", "", tmp_path)
+    assert built.overlay["kernel"]["flags"] == ["-O3"]

@@ -32,6 +32,7 @@ from pragma_ncu.spec import ParamValue, TaskSpec
 ORIGIN = "moves"
 _KNOB_NAME = re.compile(rf"\b{KNOB_PREFIX}\w+\b")
 _INT = re.compile(r"^\(?\s*(-?\d+)[uUlL]*\s*\)?$")
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"', re.M)  # found beside the source
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,9 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
              include_dir: Path | None = None, budget: int | None = None
              ) -> tuple[Variant, list[Applied], list[Refused]]:
     """The moves variant: the composed template, the declared knobs (narrowed to fit `budget`
-    points with the moves' knobs) and the moves' knobs, the grid coarsen recomputes."""
+    points with the moves' knobs) and the moves' knobs, the grid coarsen recomputes. The
+    variant's file lives elsewhere than the user's: a source that includes a header of its own
+    folder gets `include_dir` (that folder) on its include path."""
     template, kept, refused = compose(base, applied)
     knobs = [k for a in kept for k in a.knobs]
     fixed = {n for a in kept for n in a.fixed}
@@ -160,7 +163,10 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
     for a in kept:
         if a.grid is not None:
             launch["grid"] = list(a.grid)
-    flags = (*base.flags, f"-I{include_dir}") if include_dir else base.flags
+    include = f"-I{include_dir}"
+    local = _LOCAL_INCLUDE.search(base.text) is not None
+    flags = (*base.flags, include) if local and include_dir and include not in base.flags \
+        else base.flags
     overlay = {"params": params, "launch": launch, "kernel": {"flags": list(flags)}}
     return (Variant(name, base.filename + ".j2", template, overlay, ORIGIN, note), kept,
             refused)
