@@ -338,3 +338,12 @@ def test_a_template_kernel_is_read_and_its_template_line_kept(tmp_path: Path) ->
     assert rendered(spec, [a]) == source
     assert "template <int U>\n__global__ void k(" in rendered(spec, [a], PNCU_UNROLL=2)
     assert isinstance(subject(spec).kernel, object)
+
+
+def test_coarsen_keeps_the_index_type_casts_and_all(tmp_path: Path) -> None:
+    source = SETUP.replace("const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                           "const auto i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;")
+    spec = spec_of(tmp_path, source, args=SETUP_ARGS)
+    on = rendered(spec, [applied("coarsen", spec)], PNCU_COARSEN=2)
+    assert "for (auto i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; " \
+           "i += (decltype(i))gridDim.x * blockDim.x) {" in on

@@ -148,8 +148,9 @@ def _edits(subject: Subject, decl: Node, name: str, guard: Node, early: bool
     type_text = ts.text(decl.child_by_field_name("type"))
     init = ts.text(decl.children_by_field_name("declarator")[0].child_by_field_name("value"))
     cond = _condition(guard, name, early)
+    cast = f"decltype({name})" if type_text == "auto" else type_text
     header = (f"for ({type_text} {name} = {init}; {cond}; "
-              f"{name} += ({type_text})gridDim.x * blockDim.x)")
+              f"{name} += ({cast})gridDim.x * blockDim.x)")
     indent = ts.indentation(data, decl.start_byte) or ""
     edits = []
     if early:
