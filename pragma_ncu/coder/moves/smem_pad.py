@@ -52,26 +52,24 @@ def apply(subject: Subject) -> Applied | Refused:
 
 
 def _shared_arrays(subject: Subject) -> list[tuple[str, Node, list[Node]]]:
-    """(name, declaration, [size nodes]) of the __shared__ arrays the kernel (and the functions
-    it calls) can see, with constant sizes of two or more dimensions."""
-    scopes = [subject.tree]
+    """(name, declaration, [size nodes]) of the file's __shared__ arrays of two or more
+    dimensions with sizes given (extern, unsized ones are left out)."""
     out = []
-    for scope in scopes:
-        for decl in ts.walk(scope):
-            quals = [ts.text(c) for c in decl.children if c.type == "type_qualifier"]
-            if decl.type != "declaration" or "__shared__" not in quals:
-                continue
-            for declarator in decl.children_by_field_name("declarator"):
-                dims: list[Node] = []
-                node = declarator
-                while node is not None and node.type == "array_declarator":
-                    size = node.child_by_field_name("size")
-                    if size is None:
-                        break
-                    dims.insert(0, size)
-                    node = node.child_by_field_name("declarator")
-                if node is not None and node.type == "identifier" and len(dims) >= 2:
-                    out.append((ts.text(node), decl, dims))
+    for decl in ts.walk(subject.tree):
+        quals = [ts.text(c) for c in decl.children if c.type == "type_qualifier"]
+        if decl.type != "declaration" or "__shared__" not in quals:
+            continue
+        for declarator in decl.children_by_field_name("declarator"):
+            dims: list[Node] = []
+            node = declarator
+            while node is not None and node.type == "array_declarator":
+                size = node.child_by_field_name("size")
+                if size is None:
+                    break
+                dims.insert(0, size)
+                node = node.child_by_field_name("declarator")
+            if node is not None and node.type == "identifier" and len(dims) >= 2:
+                out.append((ts.text(node), decl, dims))
     return out
 
 
