@@ -2,7 +2,7 @@
 # Issue 26 on a GPU machine, in one device call: `tune --no-llm` with the source moves on every
 # calibration kernel (examples/moves/*.cu), every held-out one (examples/moves/heldout/*.cu) and
 # every bundled plain example (examples/*.cu), as two parallel streams, one per GPU:
-#   bash tools/gpu_moves_check.sh OUT
+#   bash tools/gpu_moves_check.sh OUT [NAME ...]     (NAME: only these kernels, e.g. a rerun)
 # Each kernel: `pragma-ncu tune --kernel K --shape S --no-llm` at its first shape (the spec's
 # others verified only), with the rounds, the points per round, the seconds of a round's search
 # and of one measurement capped (ROUNDS, BUDGET, ROUND_S, MEASURE_S), one run store per kernel,
@@ -28,7 +28,7 @@ python3 -c "import tree_sitter, tree_sitter_cuda" 2> "$OUT/logs/tree_sitter.log"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 git log -1 --format='%H %s' 2>/dev/null | cut -c1-100 > "$OUT/commit.txt"
 date -u +%Y-%m-%d > "$OUT/date.txt"
-python3 tools/moves_table.py --list > "$OUT/kernels.txt" || exit 1  # set kernel shape, one a line
+python3 tools/moves_table.py --list "${@:2}" > "$OUT/kernels.txt" || exit 1  # set kernel shape
 : > "$OUT/walls.txt"
 start=$SECONDS
 
@@ -44,7 +44,9 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
             continue
         fi
         t0=$SECONDS
-        CUDA_VISIBLE_DEVICES=$gpu PRAGMA_NCU_CACHE=/tmp/pcache-$gpu timeout -k 5 "$PER_KERNEL" \
+        # SIGINT first: tune marks the run interrupted and closes its workers (exit 130)
+        CUDA_VISIBLE_DEVICES=$gpu PRAGMA_NCU_CACHE=/tmp/pcache-$gpu \
+            timeout -s INT -k 10 "$PER_KERNEL" \
             python3 -m pragma_ncu tune --kernel "$kernel" --shape "$shape" --no-llm \
             --rounds "$ROUNDS" --budget "$BUDGET" --time-budget "$ROUND_S" \
             --timeout "$MEASURE_S" --store "$OUT/runs/$set-$name.sqlite" --format json \

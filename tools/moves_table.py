@@ -3,9 +3,11 @@ the best's share of the attainable roofline, the moves that won, the moves tried
 became of the others) and why the run stopped, read from each run's trace; then the median
 speedup of the calibration set (the issue's acceptance asks >= 1.5x).
 
-    python3 tools/moves_table.py OUT            # the table (Markdown), from OUT/traces/*.json
-    python3 tools/moves_table.py --docs OUT     # the same, for docs/tune.md (no walls)
-    python3 tools/moves_table.py --list         # the kernels the script runs: set path shape
+    python3 tools/moves_table.py OUT [OUT2 ...]   # the table (Markdown) from OUT/traces/*.json
+                                                  # (a later OUT's kernels replace an earlier's)
+    python3 tools/moves_table.py --docs OUT ...   # the same, for docs/tune.md (no walls)
+    python3 tools/moves_table.py --list [NAME ...]  # the kernels the script runs: set path
+                                                    # shape (only those NAMEd, when given)
     python3 tools/moves_table.py --traces STORE STEM   # write STEM.{md,html,json} of its run
 
 A run killed by its time limit still has the rounds it finished; a kernel with no trace is a
@@ -80,18 +82,25 @@ def row(set_name: str, name: str, trace: dict[str, Any] | None, wall: str) -> tu
             ", ".join(tried.values()) or "none", stop, wall)
 
 
-def table(out: Path, docs: bool = False) -> str:
-    walls = {}
-    if (out / "walls.txt").is_file():
-        for line in (out / "walls.txt").read_text().splitlines():
-            parts = line.split()
-            if len(parts) >= 4:
-                walls[(parts[0], parts[1])] = parts[3] if parts[2] != "skipped" else "skipped"
+def table(outs: Path | list[Path], docs: bool = False) -> str:
+    outs = [outs] if isinstance(outs, Path) else outs
+    walls: dict[tuple[str, str], str] = {}
+    traces: dict[tuple[str, str], Path] = {}
+    for out in outs:  # a later OUT (a rerun of some kernels) replaces what it ran
+        if (out / "walls.txt").is_file():
+            for line in (out / "walls.txt").read_text().splitlines():
+                parts = line.split()
+                if len(parts) >= 4:
+                    walls[(parts[0], parts[1])] = parts[3] if parts[2] != "skipped" \
+                        else "skipped"
+        for file in sorted((out / "traces").glob("*.json")):
+            set_name, _, name = file.stem.partition("-")
+            traces[(set_name, name)] = file
     rows, speedups = [], []
     for set_name, path, _ in kernels():
         name = Path(path).name.split(".")[0]
-        file = out / "traces" / f"{set_name}-{name}.json"
-        trace = json.loads(file.read_text()) if file.is_file() else None
+        file = traces.get((set_name, name))
+        trace = json.loads(file.read_text()) if file is not None else None
         r = row(set_name, name, trace, walls.get((set_name, name), "not run"))
         rows.append(r[:-1] if docs else r)
         if set_name == "calibration":
@@ -108,17 +117,19 @@ def table(out: Path, docs: bool = False) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--list"]:
-        print("\n".join(" ".join(k) for k in kernels()))
+        names = set(argv[1:])
+        print("\n".join(" ".join(k) for k in kernels()
+                        if not names or Path(k[1]).name.split(".")[0] in names))
         return 0
     if argv[:1] == ["--traces"] and len(argv) == 3:
         write_traces(Path(argv[1]), Path(argv[2]))
         return 0
     docs = argv[:1] == ["--docs"]
     args = argv[1:] if docs else argv
-    if len(args) != 1:
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    print(table(Path(args[0]), docs))
+    print(table([Path(a) for a in args], docs))
     return 0
 
 

@@ -75,3 +75,15 @@ def test_the_table_reads_the_traces_a_run_leaves(tmp_path: Path) -> None:
     docs = table.table(out, docs=True)
     assert "wall s" not in docs and json.loads(
         (out / "traces" / "calibration-frames_wsum.json").read_text())["rounds"]
+
+
+def test_a_rerun_of_some_kernels_replaces_their_rows(tmp_path: Path) -> None:
+    first, rerun = tmp_path / "a", tmp_path / "b"
+    for out, line in ((first, "calibration gamma_lut skipped 0 gpu1\n"),
+                      (rerun, "calibration gamma_lut 130 75 gpu0\n")):
+        (out / "traces").mkdir(parents=True)
+        (out / "walls.txt").write_text(line)
+    rows = _table().table([first, rerun]).splitlines()
+    gamma = next(r for r in rows if r.startswith("| gamma_lut |"))
+    assert gamma.endswith("| no trace (75) | 75 |")
+    assert "--list" in SCRIPT and '"${@:2}"' in SCRIPT  # the script reruns named kernels
