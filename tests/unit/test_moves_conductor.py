@@ -62,11 +62,15 @@ def situation(name: str, round_: int = 0, history: tuple[Decision, ...] = (),
     ("l2_reread", ["cache_policy"]),  # L2-bound re-reads, no shared memory
 ])
 def test_the_top_findings_call_for_the_moves_that_fit(kernel: str, moves: list[str]) -> None:
+    """The top finding's moves come first; a lower finding (a tenth of the time or more) may
+    add its own after them."""
     d = decide(situation(kernel), Policy(), knowledge())
     assert d.action == "moves", d.reason
-    assert [c.move for c in d.moves] == moves
-    assert all(c.finding == read(kernel)[0].findings[0].bottleneck or c.finding in
-               {f.bottleneck for f in read(kernel)[0].findings[:3]} for c in d.moves)
+    assert [c.move for c in d.moves][:len(moves)] == moves
+    findings = read(kernel)[0].findings
+    assert d.moves[0].finding == findings[0].bottleneck
+    assert all(c.finding in {f.bottleneck for f in findings[:3] if f.score >= MOVE_MIN_SCORE}
+               for c in d.moves)
     assert d.reason.startswith("apply the source moves the profile calls for")
 
 
