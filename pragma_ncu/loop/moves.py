@@ -82,9 +82,15 @@ def plan(ctx: Context, variant: Variant, best: KernelState, diagnosis: Diagnosis
     for _ in range(len(applied) + 1):
         if not applied:
             return MovePlan(None, base, (), tuple(trials))
-        built, kept, overlapping = asm.assemble(
-            base, applied, f"moves {number}", _note(applied, chosen),
-            ctx.spec.source_path.resolve().parent, ctx.options.search.budget.evaluations)
+        try:
+            built, kept, overlapping = asm.assemble(
+                base, applied, f"moves {number}", _note(applied, chosen),
+                ctx.spec.source_path.resolve().parent, ctx.options.search.budget.evaluations)
+        except (ValueError, PragmaError) as exc:  # composed, they do not give the base back
+            trials += [MoveTrial(a.move, chosen[a.move].finding, "dropped",
+                                 f"the moves together do not give back the source ({exc})")
+                       for a in applied]
+            return MovePlan(None, base, (), tuple(trials))
         trials += [MoveTrial(r.move, chosen[r.move].finding, "refused", r.reason)
                    for r in overlapping]
         failed = {a.move: why for a in kept if (why := _check(ctx, built, a, base))}

@@ -135,7 +135,7 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
         try:
             tpl.check_defaults(tpl.compose(data, a.edits), base.text,
                                {k.name: k.default for k in a.knobs})
-        except PragmaError as exc:
+        except (PragmaError, tpl.MoveTemplateError) as exc:
             refused.append(Refused(a.move, f"its rewrite is wrong at its defaults ({exc})"))
             continue
         kept.append(a)

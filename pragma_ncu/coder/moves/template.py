@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 from pragma_ncu.coder.moves.base import Edit
-from pragma_ncu.errors import PragmaError
 from pragma_ncu.kernel_template import defines_comment, render_jinja
 from pragma_ncu.spec import ParamValue
 
@@ -21,8 +20,9 @@ _OPENER = re.compile(r"\{(?=[{%#]|\Z)")  # a brace that would open (or could joi
 _LEFT_BRACE = "{{ '{' }}"
 
 
-class MoveTemplateError(PragmaError):
-    """A move's edits do not give back the source at their defaults, or overlap another's."""
+class MoveTemplateError(ValueError):
+    """A move's edits do not give back the source at their defaults, or overlap another's: a
+    move's own bug, which its caller turns into a refusal (never a user's error)."""
 
 
 def literal(text: str) -> str:
