@@ -115,7 +115,7 @@ def _parser(language: str) -> Any:
 
 def syntax_tree(text: str, language: str = "cuda") -> Node:
     """The root node of `text`'s syntax tree (tree-sitter's, as written: no preprocessor)."""
-    return _parser(language).parse(text.encode()).root_node
+    return _parser(language).parse(text.encode("utf-8", "surrogateescape")).root_node
 
 
 def parse_source(text: str, language: str = "cuda") -> SourceFacts:

@@ -181,7 +181,7 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
         outcome.acceptance.accepted, outcome.acceptance.reason, outcome.acceptance.speedup,
         diagnosis, _params_of(ctx, st, best_after, variant), outcome.failure,
         outcome.failure_text, st.history,
-        _move_options(ctx, best_variant, best_after, diagnosis))
+        moves=_move_options(ctx, best_variant, best_after, diagnosis))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     trials: tuple[MoveTrial, ...] = ()
     if plan.moves is not None:
@@ -190,7 +190,7 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
-        best_after, decision, calls, coder_error, ctx.backend.clock() - start, trials)
+        best_after, decision, calls, coder_error, ctx.backend.clock() - start, moves=trials)
     ctx.store.close_round(ctx.run_id, number, decision.action, record.to_json())
     _announce(ctx, record)
     if best_after is not st.best and variant is not None:

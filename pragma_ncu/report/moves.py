@@ -19,6 +19,9 @@ class MovesView:
     asked: str  # the moves the conductor asked for after the round, in a line
 
 
+NO_MOVES = MovesView((), (), (), "")
+
+
 def moves_view(record: RoundRecord) -> MovesView:
     rows = tuple((t.move, t.finding or DASH, t.status, _what(t), _space(t), _won(t), _effect(t))
                  for t in record.moves)

@@ -18,7 +18,7 @@ import jinja2
 from tabulate import tabulate
 
 from pragma_ncu.records import KernelState, RoundRecord
-from pragma_ncu.report.moves import MovesView, moves_view
+from pragma_ncu.report.moves import NO_MOVES, MovesView, moves_view
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
 
@@ -69,7 +69,7 @@ class RoundView:
     space: str
     failure: str  # why the candidate failed; "" when it was verified
     new_source: bool  # the variant's source appears for the first time in the trace
-    moves: MovesView  # the round's source moves (rows empty when it had none)
+    moves: MovesView = NO_MOVES  # the round's source moves
 
 
 @dataclass(frozen=True)

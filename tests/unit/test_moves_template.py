@@ -154,3 +154,26 @@ def test_a_source_with_a_header_of_its_own_keeps_finding_it(tmp_path: Path) -> N
     built, _, _ = asm.assemble(asm.base_of(original_variant(plain), plain, {}),
                                [applied("fast_math", plain)], "moves 1", "", tmp_path)
     assert built.overlay["kernel"]["flags"] == ["-O3"]
+
+
+def test_a_source_with_a_byte_that_is_not_utf8_keeps_its_offsets(tmp_path: Path) -> None:
+    """A comment in Latin-1 (read as a surrogate escape, as kernel files are read): the
+    offsets of the edits after it still land where they should."""
+    from tests.fakes.moves import applied, spec_of
+    source = ("// caf\udce9 au lait\n" 'extern "C" __global__ void k(float* y, const float* x, '
+              "int n)\n{\n    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "    float a = 0.0f;\n    for (int r = 0; r < n; ++r) a += x[r];\n"
+              "    if (i < n) y[i] = a;\n}\n")
+    spec = spec_of(tmp_path, source.replace("\udce9", "e"))
+    base = asm.Base(source, "k.cu", {}, {"grid": list(spec.launch.grid),
+                                         "block": list(spec.launch.block), "shared_mem": "0"},
+                    ("-O3",), ())
+    subject = asm.subject_of(base, spec, {}, (), 32, H200_LIMITS)
+    assert not isinstance(subject, str), subject
+    move = next(r for r in asm.try_moves(subject, MOVES) if r.move == "unroll")
+    assert isinstance(move, Applied)
+    built, kept, _ = asm.assemble(base, [move], "moves 1", "")
+    assert [a.move for a in kept] == ["unroll"]
+    assert asm.instance(built, {"PNCU_UNROLL": 0}) == source
+    assert "\n    #pragma unroll 2\n    for (int r = 0;" in asm.instance(built, {"PNCU_UNROLL": 2})
+    assert applied("unroll", spec).sites == move.sites

@@ -22,7 +22,7 @@ from typing import Any
 from pragma_ncu.coder.knobs import params_table
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
-from pragma_ncu.coder.moves.base import KNOB_PREFIX, Applied, Refused, Subject
+from pragma_ncu.coder.moves.base import KNOB_PREFIX, Applied, Refused, Subject, decode, encode
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.draft.cparse import parse_source, syntax_tree
 from pragma_ncu.errors import PragmaError
@@ -90,7 +90,7 @@ def subject_of(base: Base, spec: TaskSpec, point: Mapping[str, ParamValue],
                hot_lines: Sequence[int] = (), registers: int | None = None,
                limits: Any = None) -> Subject | str:
     """What the moves read, or why none can read this source."""
-    tree = syntax_tree(ts.masked(base.text.encode()).decode())
+    tree = syntax_tree(decode(ts.masked(encode(base.text))))
     found = ts.function_named(tree, spec.kernel_name)
     if len(found) != 1:
         return (f"the kernel {spec.kernel_name} is not one function definition in the source "
@@ -126,7 +126,7 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
     checked again as a whole."""
     kept: list[Applied] = []
     refused: list[Refused] = []
-    data = base.text.encode()
+    data = encode(base.text)
     for a in applied:
         spans = [(e.start, e.end) for k in kept for e in k.edits]
         if any(x.start < e2 and s2 < x.end for x in a.edits for s2, e2 in spans):

@@ -17,6 +17,17 @@ from pragma_ncu.spec import ParamValue, TaskSpec
 
 Node = Any  # a tree_sitter.Node
 KNOB_PREFIX = "PNCU_"  # every knob a move adds: never a name of the user's
+# A source's text and its bytes (tree-sitter's offsets are bytes): UTF-8, any other byte kept as
+# a surrogate escape, as the kernel file was read, so offsets and edits hold for every file.
+_CODEC, _KEEP = "utf-8", "surrogateescape"
+
+
+def encode(text: str) -> bytes:
+    return text.encode(_CODEC, _KEEP)
+
+
+def decode(data: bytes) -> str:
+    return data.decode(_CODEC, _KEEP)
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,7 @@ class Subject:
 
     @property
     def data(self) -> bytes:
-        return self.text.encode()
+        return encode(self.text)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,16 @@ import re
 
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
-from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
+from pragma_ncu.coder.moves.base import (
+    Applied,
+    Edit,
+    Knob,
+    Move,
+    Node,
+    Refused,
+    Subject,
+    decode,
+)
 
 NAME = "coarsen"
 KNOB = "PNCU_COARSEN"
@@ -154,7 +163,7 @@ def _edits(subject: Subject, decl: Node, name: str, guard: Node, early: bool
     indent = ts.indentation(data, decl.start_byte) or ""
     edits = []
     if early:
-        guard_text = data[guard.start_byte:guard.end_byte].decode()
+        guard_text = decode(data[guard.start_byte:guard.end_byte])
         close = ts.body(subject.kernel).children[-1]  # its closing brace
         edits.append(Edit(guard.start_byte, guard.end_byte,
                           tpl.when(ON, tpl.literal(header + " {"), guard_text)))
@@ -163,11 +172,11 @@ def _edits(subject: Subject, decl: Node, name: str, guard: Node, early: bool
                           tpl.insert(ON, tpl.literal(indent + "}\n"))))
     else:
         condition = guard.child_by_field_name("condition")
-        head = data[guard.start_byte:condition.end_byte].decode()
+        head = decode(data[guard.start_byte:condition.end_byte])
         edits.append(Edit(guard.start_byte, condition.end_byte,
                           tpl.when(ON, tpl.literal(header), head)))
     start, end = _whole_lines(data, decl.start_byte, decl.end_byte)
-    edits.append(Edit(start, end, tpl.when(ON, "", data[start:end].decode())))
+    edits.append(Edit(start, end, tpl.when(ON, "", decode(data[start:end]))))
     return tuple(edits)
 
 

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
-from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
+from pragma_ncu.coder.moves.base import (
+    Applied,
+    Edit,
+    Knob,
+    Move,
+    Node,
+    Refused,
+    Subject,
+    decode,
+)
 from pragma_ncu.coder.moves.syntax import PointerParam
 
 NAME = "readonly"
@@ -103,8 +112,8 @@ def _declaration(subject: Subject, p: PointerParam, add_const: bool) -> str:
     start, end = p.node.start_byte, p.node.end_byte
     declarator = p.node.child_by_field_name("declarator")
     star = next(c for c in declarator.children if c.type == "*")
-    text = data[start:star.end_byte].decode()
-    rest = data[star.end_byte:end].decode()
+    text = decode(data[start:star.end_byte])
+    rest = decode(data[star.end_byte:end])
     if not p.restrict:
         text += " " + RESTRICT + ("" if rest[:1].isspace() else " ")
     text += rest

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from pragma_ncu.coder.moves.base import Edit
+from pragma_ncu.coder.moves.base import Edit, decode
 from pragma_ncu.kernel_template import defines_comment, render_jinja
 from pragma_ncu.spec import ParamValue
 
@@ -52,9 +52,9 @@ def compose(data: bytes, edits: Sequence[Edit], defines: Sequence[str] = ()) -> 
     for e in sorted(edits, key=lambda e: (e.start, e.end)):
         if e.start < pos:
             raise MoveTemplateError(f"an edit at byte {e.start} overlaps the one before it")
-        out += [literal(data[pos:e.start].decode()), e.template]
+        out += [literal(decode(data[pos:e.start])), e.template]
         pos = e.end
-    out.append(literal(data[pos:].decode()))
+    out.append(literal(decode(data[pos:])))
     return "".join(out)
 
 
