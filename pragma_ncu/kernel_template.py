@@ -5,7 +5,9 @@ Three ways to expose parameters, all declared in the spec's [params]:
   `macro_params`), so nothing happens to the text here;
 - a jinja2 template (`foo.cu.j2`): rendered with the parameters as variables; an undefined name
   is an error, not an empty string. No macros are defined (a macro `VEC` would clobber a
-  `constexpr int VEC = {{ VEC }};` in the template);
+  `constexpr int VEC = {{ VEC }};` in the template), except those a `{# pragma-ncu defines:
+  A B #}` comment names (the source moves turn a plain .cu with `#define` knobs into a template
+  and keep passing its knobs as -D: see `pragma_ncu.coder.moves`);
 - C++ template parameters (`[kernel] template_args`): the kernel `NAME<A, B>` is instantiated by
   taking its address at the end of the file, which needs no knowledge of its signature. These
   names are not macros either (`template <int VEC>` would not survive `-DVEC=4`).
@@ -14,6 +16,7 @@ Launch and compile parameters need no text change: they live in launch expressio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +28,8 @@ from pragma_ncu.errors import TemplateError
 from pragma_ncu.spec import ParamValue, TaskSpec
 
 INSTANCE_MARK = "// pragma-ncu: instantiate the template at this point"
+DEFINES_MARK = "{# pragma-ncu defines: "  # a jinja2 comment: it renders to nothing
+_DEFINES = re.compile(r"\{# pragma-ncu defines: ([\w ]*?) ?#\}")
 
 
 @dataclass(frozen=True)
@@ -41,11 +46,25 @@ def cxx_literal(value: ParamValue) -> str:
     return str(value)
 
 
-def macro_params(spec: TaskSpec, values: dict[str, ParamValue]) -> dict[str, ParamValue]:
-    """The parameters passed to nvcc as `-DNAME=value`."""
+def macro_params(spec: TaskSpec, values: dict[str, ParamValue],
+                 text: str | None = None) -> dict[str, ParamValue]:
+    """The parameters passed to nvcc as `-DNAME=value`: all but C++ template arguments for a
+    plain source; for a jinja2 template (its `text`), those its defines comment names."""
     if spec.is_jinja:
-        return {}
+        named = template_defines(text) if text is not None else ()
+        return {k: v for k, v in values.items() if k in named}
     return {k: v for k, v in values.items() if k not in spec.template_args}
+
+
+def template_defines(text: str) -> tuple[str, ...]:
+    """The parameters a template's `{# pragma-ncu defines: A B #}` comment names."""
+    found = _DEFINES.search(text)
+    return tuple(found.group(1).split()) if found else ()
+
+
+def defines_comment(names: tuple[str, ...] | list[str]) -> str:
+    """The comment that makes `macro_params` pass `names` as -D for a template."""
+    return f"{DEFINES_MARK}{' '.join(names)} #}}"
 
 
 def define_value(value: ParamValue) -> str:
@@ -121,5 +140,5 @@ def standalone(spec: TaskSpec, params: dict[str, ParamValue], text: str) -> str:
     lines += ["// parameters: " + ", ".join(f"{k}={cxx_literal(v)}" for k, v in
                                              sorted(values.items()))]
     lines += [f"#define {k} {define_value(v)}"
-              for k, v in sorted(macro_params(spec, values).items())]
+              for k, v in sorted(macro_params(spec, values, text).items())]
     return "\n".join(lines) + "\n" + inst.text

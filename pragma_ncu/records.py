@@ -91,13 +91,48 @@ class RangeChange:
 
 
 @dataclass(frozen=True)
+class MoveChoice:
+    """A source move the conductor asks for, and the finding that called for it."""
+
+    move: str
+    finding: str  # the bottleneck class
+    why: str
+
+
+@dataclass(frozen=True)
+class MoveTrial:
+    """What a round did with one move: searched (its knobs, the winner's values and the
+    measured effect), refused (its precondition failed on this source) or dropped (its rewrite
+    did not parse, compile or verify)."""
+
+    move: str
+    finding: str
+    status: str  # searched | refused | dropped
+    reason: str = ""  # refused or dropped: why; searched: what it changed
+    sites: tuple[str, ...] = ()
+    knobs: dict[str, list[Any]] = field(default_factory=dict)  # knob -> values searched
+    won: dict[str, Any] = field(default_factory=dict)  # the round's winner's values
+    taken: bool = False  # the winner left the move's defaults (the rewrite is in it)
+    effect: float | None = None  # best time with its knobs at their defaults / best time
+    diff: str = ""  # the source at the winner (or its boldest point) against the base
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> MoveTrial:
+        return MoveTrial(**{**data, "sites": tuple(data.get("sites") or ())})
+
+
+@dataclass(frozen=True)
 class Decision:
     """The conductor's verdict after a round: was the candidate accepted, and what next."""
 
     round: int
     # tune: search the variant's declared knobs; retune: the same source with new ranges;
     # rewrite: a structurally new template from the coder; repair: fix a failed candidate;
-    # stop: the run ends (why is in the decision's reason).
+    # moves: source moves (pragma_ncu.coder.moves) with their knobs; stop: the run ends (why
+    # is in the decision's reason).
     action: str
     reason: str  # one line
     accepted: bool = False  # the candidate replaced the historical best
@@ -115,6 +150,7 @@ class Decision:
     outcome: str = ""
     speedup_interval: tuple[float, float] | None = None  # of speedup_vs_best, 95%
     noise_pct: float | None = None  # the larger noise of the two side-by-side re-tests
+    moves: tuple[MoveChoice, ...] = ()  # moves: the source moves to apply, and why
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -130,7 +166,8 @@ class Decision:
                                for c in data.get("retune") or ()),
                "citations": tuple(Citation(**c) for c in data.get("citations") or ()),
                "speedup_interval": (tuple(data["speedup_interval"])
-                                    if data.get("speedup_interval") else None)})
+                                    if data.get("speedup_interval") else None),
+               "moves": tuple(MoveChoice(**c) for c in data.get("moves") or ())})
 
 
 @dataclass(frozen=True)
@@ -163,6 +200,7 @@ class RoundRecord:
     llm_calls: tuple[LLMCall, ...] = ()
     coder_error: str = ""  # the coder produced no usable variant: why
     wall_s: float = 0.0
+    moves: tuple[MoveTrial, ...] = ()  # a moves round: what became of each move
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -174,6 +212,7 @@ class RoundRecord:
             "decision": self.decision.to_json(),
             "llm_calls": [asdict(c) for c in self.llm_calls],
             "coder_error": self.coder_error, "wall_s": self.wall_s,
+            "moves": [m.to_json() for m in self.moves],
         }
 
     @staticmethod
@@ -187,7 +226,8 @@ class RoundRecord:
             candidate=state(data["candidate"]), best_after=state(data["best_after"]),
             decision=Decision.from_json(data["decision"]),
             llm_calls=tuple(LLMCall(**c) for c in data.get("llm_calls") or ()),
-            coder_error=data.get("coder_error", ""), wall_s=data.get("wall_s", 0.0))
+            coder_error=data.get("coder_error", ""), wall_s=data.get("wall_s", 0.0),
+            moves=tuple(MoveTrial.from_json(m) for m in data.get("moves") or ()))
 
 
 def verdict_word(decision: Decision, yes: str = "yes", no: str = "",

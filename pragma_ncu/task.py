@@ -36,7 +36,8 @@ def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | Non
     line table, ncu's source view and compiler messages point at a file that exists.
     """
     values = {**spec.default_params(), **(params or {})}
-    inst = template.instantiate(spec, values, read_source(spec) if source is None else source)
+    text = read_source(spec) if source is None else source
+    inst = template.instantiate(spec, values, text)
     source_name = str(spec.source_path)
     if inst.rendered and render_dir is not None:
         source_name = str(_write_rendered(inst.text, spec, render_dir))
@@ -44,7 +45,7 @@ def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | Non
         source=inst.text, source_name=source_name, kernel_name=spec.kernel_name,
         arch=arch, flags=spec.compile_flags(values),
         defines=tuple((k, template.define_value(v))
-                      for k, v in sorted(template.macro_params(spec, values).items())),
+                      for k, v in sorted(template.macro_params(spec, values, text).items())),
         include_dirs=(str(spec.source_path.parent),) if inst.rendered else (),
     )
 

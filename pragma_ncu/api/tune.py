@@ -201,7 +201,8 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     resumed by --resume, from its last finished round (round 0 again when none finished)."""
     options = loop.TuneOptions(
         tuple(config["shapes"]),
-        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
+        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
+               move_points=config["budget"]),
         SearchOptions(strategy=config["strategy"],
                       budget=Budget(config["budget"], config["time_budget"]),
                       seed=config["seed"], jobs=settings.jobs),

@@ -60,6 +60,7 @@ class CoderRequest:
     best: KernelState | None  # the historical best's measurements and profile summary
     best_source: str = ""  # the historical best's source (when not `current`)
     target: str = "cuda"  # the spec's target ("cpu": a C/C++ function, the system compiler)
+    moves_tried: tuple[str, ...] = ()  # the source moves tried so far and what they measured
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,7 @@ def _request_context(request: CoderRequest) -> dict[str, Any]:
         "best_metrics": _metric_rows(best.metrics if best else {}),
         "best_source": request.best_source if show_best_source else "",
         "best_lang": "cuda" if best is None else _best_lang(request.best_source),
+        "moves_tried": request.moves_tried,
     }
 
 

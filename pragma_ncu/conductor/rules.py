@@ -10,7 +10,12 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
             roofline, or `patience` rounds in a row brought no accepted candidate.
 3. retune   a knob move the profile supports and that was not tried yet: a best value at the
             edge of its range (extend it), registers limiting occupancy (add a register cap).
-4. rewrite  structural guidance from the compendium's strategies for the top bottleneck; with
+            With an LLM and the best far below the roofline, a rewrite is asked for instead,
+            after the source moves.
+4. moves    the source moves (pragma_ncu.coder.moves) that the best's top findings call for,
+            that fit its source and were not tried yet: cheap, so they come before any LLM
+            rewrite, and while one is left the run does not stop for want of patience.
+5. rewrite  structural guidance from the compendium's strategies for the top bottleneck; with
             no LLM the run stops there and the trace says what a rewrite would have tried.
 """
 
@@ -23,12 +28,16 @@ from pragma_ncu.conductor import analysis
 from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.records import Bullet, Decision, KernelState, RangeChange
+from pragma_ncu.records import Bullet, Decision, KernelState, MoveChoice, RangeChange
 from pragma_ncu.roofline import MEMORY
 from pragma_ncu.spec import Param
 
 REGISTER_CAP = "MAXRREG"  # the parameter a register-cap move adds
 REGISTER_CAPS = (0, 32, 64, 128)  # 0: no cap (the flag is left out)
+MOVE_FINDINGS = 3  # the top findings whose classes call for source moves
+# A finding's score estimates the share of the time its cause accounts for, which bounds what
+# answering it can gain: below a tenth, a move could not win beyond the re-test's noise.
+MOVE_MIN_SCORE = 0.1
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,21 @@ class Policy:
     max_repairs: int = 2  # consecutive repairs before escalating to a rewrite
     rewrite_below: float = 0.70  # with an LLM: below this fraction of the roofline after a
     # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
+    move_points: int | None = None  # the most points a moves round's knobs may span (the
+    # search budget): moves beyond it wait for a later round (so exhaustive search still fits)
+
+
+@dataclass(frozen=True)
+class MoveOption:
+    """A source move as the conductor sees it: the classes that call for it, and whether it
+    fits the best's source (why not, when it does not)."""
+
+    name: str
+    answers: tuple[str, ...]
+    why: str
+    applies: bool
+    reason: str = ""
+    points: int = 1  # the values its knobs span together
 
 
 @dataclass(frozen=True)
@@ -61,6 +85,7 @@ class Situation:
     outcome: str = ""  # the comparison's: "accepted", "rejected", "undecided" (accept.py)
     interval: tuple[float, float] | None = None  # the speedup's confidence interval
     noise_pct: float | None = None
+    moves: tuple[MoveOption, ...] = ()  # the source moves, read against the best's source
 
 
 def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
@@ -73,9 +98,11 @@ def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = N
                     acceptance=situation.acceptance, speedup_vs_best=situation.speedup,
                     analysis=bullets, citations=citations, outcome=situation.outcome,
                     speedup_interval=situation.interval, noise_pct=situation.noise_pct)
+    far = _far_from_roofline(situation, policy, base)
     decision = (_repair(situation, policy, base) or _stop(situation, policy, base)
-                or _first_tune(situation, base) or _far_from_roofline(situation, policy, base)
-                or _retune(situation, policy, base)
+                or _first_tune(situation, base)
+                or (None if far else _retune(situation, policy, base))
+                or _moves(situation, policy, base) or far
                 or _rewrite(situation, policy, base))
     return _naming_the_noise(situation, decision)
 
@@ -101,8 +128,8 @@ def _repair(s: Situation, policy: Policy, base: Decision) -> Decision | None:
     if s.round >= policy.max_rounds:
         return _with(base, "stop", f"the round failed ({s.failure}) and the round budget "
                      f"({policy.max_rounds}) is spent")
-    if not policy.llm:
-        return None  # nothing can repair a variant without a coder: try the other moves
+    if not policy.llm or (s.history and s.history[-1].action == "moves"):
+        return None  # nothing repairs it (no coder; a move that fails is dropped): go on
     streak = _repair_streak(s.history)
     if s.failure == "coder" or streak >= policy.max_repairs:
         why = ("the coder produced no usable template" if s.failure == "coder" else
@@ -124,7 +151,7 @@ def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
                      f"{100 * policy.target_fraction:.0f}%): little is left to gain",
                      llm_note=_note(s, policy))
     idle = _rounds_without_gain(s)
-    if idle >= policy.patience:
+    if idle >= policy.patience and not called_moves(s):
         return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "
                      "improvement", llm_note=_note(s, policy))
     return None
@@ -172,6 +199,46 @@ def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
     return _with(base, "retune", f"re-tune around the best: {what}", retune=tuple(moves))
 
 
+def _moves(s: Situation, policy: Policy, base: Decision) -> Decision | None:
+    chosen = _within(called_moves(s), s.moves, policy.move_points)
+    if not chosen:
+        return None
+    what = "; ".join(f"{c.move} (for {c.finding})" for c in chosen)
+    return _with(base, "moves", f"apply the source moves the profile calls for: {what}",
+                 moves=chosen)
+
+
+def called_moves(s: Situation) -> tuple[MoveChoice, ...]:
+    """The untried moves that fit the best's source and that its top findings (those that
+    account for a tenth of the time or more) call for, in the findings' order."""
+    if s.diagnosis is None:
+        return ()
+    tried = {c.move for d in s.history for c in d.moves}
+    out: dict[str, MoveChoice] = {}
+    for f in s.diagnosis.findings[:MOVE_FINDINGS]:
+        if f.score < MOVE_MIN_SCORE:
+            continue
+        for m in s.moves:
+            if m.applies and m.name not in tried and m.name not in out and \
+                    f.bottleneck in m.answers:
+                out[m.name] = MoveChoice(m.name, f.bottleneck, m.why)
+    return tuple(out.values())
+
+
+def _within(chosen: tuple[MoveChoice, ...], options: Sequence[MoveOption],
+            points: int | None) -> tuple[MoveChoice, ...]:
+    """The first moves (the first always) whose knobs together span at most `points`."""
+    size = {m.name: m.points for m in options}
+    kept: list[MoveChoice] = []
+    total = 1
+    for c in chosen:
+        if kept and points is not None and total * size.get(c.move, 1) > points:
+            continue
+        kept.append(c)
+        total *= size.get(c.move, 1)
+    return tuple(kept)
+
+
 def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
     guidance = analysis.guidance(s.diagnosis)
     top = s.diagnosis.classification if s.diagnosis else "unknown"
@@ -179,8 +246,9 @@ def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
         return _with(base, "rewrite", f"the knobs are exhausted and the top bottleneck is "
                      f"{top}: ask the coder for a structural rewrite", guidance=guidance,
                      route="designer")
-    return _with(base, "stop", "no parameter move is left and no LLM is configured for a "
-                 "structural rewrite", llm_note=_note(s, policy, force=True))
+    return _with(base, "stop", "no parameter move or source move the profile calls for is "
+                 "left, and no LLM is configured for a structural rewrite",
+                 llm_note=_note(s, policy, force=True))
 
 
 def retune_moves(params: Sequence[Param], best: dict[str, object],
@@ -218,14 +286,17 @@ def _edge_move(p: Param, value: object) -> RangeChange | None:
 
 
 def _rounds_without_gain(s: Situation) -> int:
-    """Rounds (after the first search) in a row that brought no accepted candidate."""
-    count = 0 if s.accepted or s.round == 0 else 1
-    if count == 0:
+    """Rounds (after the first search) in a row that brought no accepted candidate; a moves
+    round does not count (each move is tried once, so they end by themselves)."""
+    if s.accepted or s.round == 0:
         return 0
-    for d in reversed(s.history):
-        if d.accepted or d.round == 0:
+    decisions = (*s.history, replace(s.history[-1], round=s.round, accepted=s.accepted)) \
+        if s.history else ()
+    count = 0 if s.history else 1  # (a hand-made situation may come without its history)
+    for planned, after in reversed(tuple(zip(decisions, decisions[1:], strict=False))):
+        if after.accepted or after.round == 0:
             break
-        count += 1
+        count += planned.action != "moves"
     return count
 
 
@@ -251,4 +322,5 @@ def _with(base: Decision, action: str, reason: str, **changes: object) -> Decisi
     return replace(base, action=action, reason=reason, **changes)  # type: ignore[arg-type]
 
 
-__all__ = ["Bullet", "Policy", "Situation", "decide", "retune_moves"]
+__all__ = ["Bullet", "MoveOption", "Policy", "Situation", "called_moves", "decide",
+           "retune_moves"]

@@ -114,9 +114,14 @@ def _parser(language: str) -> Any:
     return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
 
 
+def syntax_tree(text: str, language: str = "cuda") -> Node:
+    """The root node of `text`'s syntax tree (tree-sitter's, as written: no preprocessor)."""
+    return _parser(language).parse(sources.encode(text)).root_node
+
+
 def parse_source(text: str, language: str = "cuda") -> SourceFacts:
     """The functions, knobs, macros, type aliases and structs of one source file."""
-    root = _parser(language).parse(sources.encode(text)).root_node
+    root = syntax_tree(text, language)
     functions: list[CFunction] = []
     _collect_functions(root, functions, c_linkage=language == "c", internal=False,
                        template=None)

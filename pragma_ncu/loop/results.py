@@ -4,13 +4,16 @@ historical best as a standalone kernel and as its template."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pragma_ncu import sources
+from pragma_ncu.coder.moves.assemble import is_moves, plain_source
 from pragma_ncu.kernel_template import standalone
+from pragma_ncu.loop.moves import move_names
 from pragma_ncu.loop.rounds import Context, State, spec_of
-from pragma_ncu.records import too_noisy
+from pragma_ncu.records import RoundRecord, too_noisy
 from pragma_ncu.roofline import COMPUTE_KINDS
 
 
@@ -32,7 +35,22 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         "llm": ctx.llm_label,
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens
                           for r in st.records for c in r.llm_calls),
+        "moves_tried": sorted({t.move for r in st.records for t in r.moves}),
+        "moves_won": moves_won(st.records, st.best.round),
     }
+
+
+def moves_won(records: Sequence[RoundRecord], best_round: int) -> list[str]:
+    """The moves in the best kernel (from round `best_round`): those whose winning values
+    left their defaults in an accepted moves round that no later accepted rewrite replaced."""
+    won: list[str] = []
+    for r in records:
+        if not r.decision.accepted or r.round > best_round:
+            continue
+        if r.variant.get("origin") == "llm":
+            won = []
+        won += [t.move for t in r.moves if t.taken]
+    return list(dict.fromkeys(won))
 
 
 def _compute_summary(ctx: Context) -> dict[str, Any]:
@@ -53,7 +71,9 @@ def write_best(ctx: Context, st: State, out_dir: Path) -> dict[str, Path]:
     plain = ctx.spec.source_path.name.removesuffix(".j2")
     stem, ext = plain.split(".")[0], Path(plain).suffix or ".cu"
     best = out_dir / f"{stem}.best{ext}"
-    sources.write(best, standalone(spec, dict(st.best.params), variant.source))
+    sources.write(best, plain_source(variant, spec, dict(st.best.params), move_names())
+                  if is_moves(variant) else
+                  standalone(spec, dict(st.best.params), variant.source))
     jinja = ".j2" if variant.filename.endswith(".j2") else ""
     template = out_dir / f"{stem}.best-template{ext}{jinja}"
     sources.write(template, variant.source)

@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.base import Session
 from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
+from pragma_ncu.coder.moves.assemble import base_of, base_variant, is_moves
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
 from pragma_ncu.conductor.accept import Acceptance, accept, judge
-from pragma_ncu.conductor.rules import Policy, Situation, decide
+from pragma_ncu.conductor.rules import MoveOption, Policy, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
@@ -30,7 +31,14 @@ from pragma_ncu.loop.side_by_side import (
     failure_summary,
     side_by_side,
 )
-from pragma_ncu.records import Decision, KernelState, LLMCall, RoundRecord, verdict_word
+from pragma_ncu.records import (
+    Decision,
+    KernelState,
+    LLMCall,
+    MoveTrial,
+    RoundRecord,
+    verdict_word,
+)
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
@@ -38,6 +46,9 @@ from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, Space
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.store import Store
+
+if TYPE_CHECKING:
+    from pragma_ncu.loop.moves import MovePlan
 
 Notice = Callable[[str], None]
 
@@ -99,8 +110,9 @@ class State:
 @dataclass(frozen=True)
 class Plan:
     action: str
-    variant: Variant | None = None  # tune, retune
+    variant: Variant | None = None  # tune, retune, moves
     request: CoderRequest | None = None  # rewrite, repair
+    moves: MovePlan | None = None  # moves: what became of each move before the search
 
 
 def run(ctx: Context, state: State | None = None) -> State:
@@ -156,7 +168,7 @@ def baseline(ctx: Context) -> State:
     best, diagnosis = _profiled(ctx, state0, spec, point, 0)
     _store_point(ctx, 0, variant, point, best)
     situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
-                          spec.params)
+                          spec.params, moves=_move_options(ctx, variant, best, diagnosis))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(0, "baseline", variant.to_json(), _space(spec), {}, None, best, best,
                          decision, wall_s=ctx.backend.clock() - start)
@@ -171,21 +183,25 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     start = ctx.backend.clock()
     variant, calls, coder_error = _variant(ctx, plan, number)
     outcome = _try_variant(ctx, st, number, variant) if variant else _Outcome(
-        failure="coder", failure_text=coder_error)
-    best_after, diagnosis = st.best, st.diagnosis
+        failure="moves" if plan.moves is not None else "coder", failure_text=coder_error)
+    best_after, diagnosis, best_variant = st.best, st.diagnosis, st.best_variant
     if outcome.acceptance.accepted and outcome.candidate is not None and variant is not None:
-        best_after, diagnosis = outcome.candidate, outcome.diagnosis
+        best_after, diagnosis, best_variant = outcome.candidate, outcome.diagnosis, variant
     got = outcome.acceptance
     situation = Situation(
         number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
         got.reason, got.speedup, diagnosis, _params_of(ctx, st, best_after, variant),
         outcome.failure, outcome.failure_text, st.history, got.outcome, got.interval,
-        got.noise_pct)
+        got.noise_pct, moves=_move_options(ctx, best_variant, best_after, diagnosis))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
+    trials: tuple[MoveTrial, ...] = ()
+    if plan.moves is not None:
+        from pragma_ncu.loop import moves  # (loop.moves imports this module)
+        trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
-        best_after, decision, calls, coder_error, ctx.backend.clock() - start)
+        best_after, decision, calls, coder_error, ctx.backend.clock() - start, moves=trials)
     ctx.store.close_round(ctx.run_id, number, decision.action, record.to_json())
     _announce(ctx, record)
     if best_after is not st.best and variant is not None:
@@ -203,6 +219,14 @@ class _Outcome:
     failure_text: str = ""
     space: dict[str, list[Any]] = field(default_factory=dict)
     search: dict[str, Any] = field(default_factory=dict)
+    evaluations: tuple[Evaluation, ...] = ()
+    winner: dict[str, Any] | None = None
+
+
+def _move_options(ctx: Context, variant: Variant, best: KernelState,
+                  diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
+    from pragma_ncu.loop import moves  # (loop.moves imports this module)
+    return moves.options(ctx, variant, best, diagnosis)
 
 
 def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Outcome:
@@ -219,8 +243,10 @@ def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Out
     winner = result.general.winner
     if winner is None or winner.status != "ok":
         kind, text = failure_summary(result.evaluations)
-        return _Outcome(failure=kind, failure_text=text, space=space, search=search)
-    return _compare(ctx, st, number, variant, spec, evaluator, winner, result, space, search)
+        return _Outcome(failure=kind, failure_text=text, space=space, search=search,
+                        evaluations=result.evaluations)
+    outcome = _compare(ctx, st, number, variant, spec, evaluator, winner, result, space, search)
+    return replace(outcome, evaluations=result.evaluations, winner=dict(winner.point))
 
 
 def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskSpec,
@@ -250,6 +276,8 @@ def _variant(ctx: Context, plan: Plan, number: int) -> tuple[Variant | None, tup
                                                                str]:
     if plan.variant is not None:
         return plan.variant, (), ""
+    if plan.moves is not None:
+        return None, (), plan.moves.failure
     if ctx.coder is None or plan.request is None:
         return None, (), "no coder is configured"
     ctx.notice(f"asking the coder for a {plan.action}")
@@ -265,20 +293,34 @@ def next_plan(ctx: Context, st: State) -> Plan | None:
         return None
     if d.action == "tune":
         return Plan("tune", st.best_variant)
+    if d.action == "moves":
+        from pragma_ncu.loop import moves  # (loop.moves imports this module)
+        planned = moves.plan(ctx, st.best_variant, st.best, st.diagnosis, d, len(st.records))
+        return Plan("moves", planned.variant, moves=planned)
     if d.action == "retune":
         spec, _ = _evaluator(ctx, st.evaluators, st.best_variant)
         name = f"retune {len(st.records)}"
         return Plan("retune", retuned(st.best_variant, spec.params, dict(st.best.params),
                                       [(c.param, c.new) for c in d.retune], name, d.reason))
-    current = st.best_variant
+    current = _plain(ctx, st.best_variant, st.best)
     diagnosis = ""
     if d.action == "repair" and last.variant.get("source"):
         current, diagnosis = Variant.from_json(last.variant), "\n".join(d.guidance)
     return Plan(d.action, request=_coder_request(ctx, st, d, current, diagnosis))
 
 
+def _plain(ctx: Context, variant: Variant, best: KernelState) -> Variant:
+    """What the coder is shown of a variant: a moves template as the plain source it is at
+    the best's point (the moves' knobs baked in), anything else as it is."""
+    if not is_moves(variant):
+        return variant
+    base = base_of(variant, spec_of(ctx, variant), dict(best.params))
+    return replace(base_variant(base, variant.name), origin=variant.origin, note=variant.note)
+
+
 def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
                    diagnosis: str) -> CoderRequest:
+    from pragma_ncu.loop import moves  # (loop.moves imports this module)
     best = st.best
     profile = {"classification": best.classification, "metrics": best.metrics,
                "findings": [{k: f[k] for k in ("bottleneck", "title", "summary")}
@@ -287,7 +329,8 @@ def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
         kind=d.action, kernel_name=ctx.spec.kernel_name, spec_text=ctx.spec_text,
         current=current, current_params=dict(best.params), diagnosis=diagnosis,
         guidance=d.guidance, compendium=d.citations, profile=profile, best=best,
-        best_source=st.best_variant.source, target=ctx.spec.target)
+        best_source=_plain(ctx, st.best_variant, best).source, target=ctx.spec.target,
+        moves_tried=moves.tried_lines(st.records))
 
 
 def _evaluator(ctx: Context, cache: dict[str, tuple[TaskSpec, Evaluator]],

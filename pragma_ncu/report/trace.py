@@ -20,6 +20,7 @@ from tabulate import tabulate
 from pragma_ncu import markdown as md
 from pragma_ncu import sources
 from pragma_ncu.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.report.moves import NO_MOVES, MovesView, moves_view
 from pragma_ncu.resources import data_path
 from pragma_ncu.store import RunRow, Store, StoreError
 
@@ -72,6 +73,7 @@ class RoundView:
     failure: str  # why the candidate failed; "" when it was verified
     new_source: bool  # the variant's source appears for the first time in the trace
     verdict: str = ""  # "accepted", "not accepted", or "undecided (too noisy)"
+    moves: MovesView = NO_MOVES  # the round's source moves
 
 
 @dataclass(frozen=True)
@@ -320,7 +322,8 @@ def round_views(trace: Trace, base: float | None) -> list[RoundView]:
             search=search_line(r), space=space_line(r), failure=failure_text(r),
             new_source=bool(source) and source not in seen,
             verdict=verdict_word(r.decision, "accepted", "not accepted",
-                                 "undecided (too noisy)")))
+                                 "undecided (too noisy)"),
+            moves=moves_view(r)))
         seen.add(source)
     return views
 

@@ -37,6 +37,9 @@ def summary_lines(run_id: str, summary: dict[str, Any]) -> list[str]:
              f"stopped: {summary.get('stop_reason')}"]
     if summary.get("too_noisy"):
         lines.append(f"undecided: {summary['too_noisy']}")
+    if summary.get("moves_tried"):
+        lines.append(f"source moves: won {', '.join(summary.get('moves_won') or []) or 'none'}"
+                     f" (tried {', '.join(summary['moves_tried'])}; see the trace)")
     if summary.get("llm") and summary["llm"] != "none":
         lines.append(f"LLM: {summary['llm']}, {summary.get('llm_tokens', 0)} tokens")
     return lines

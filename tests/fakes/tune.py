@@ -5,6 +5,13 @@ mapped, by the sha256 of its text, to a recording: the evaluations of a real sea
 (tests/fixtures/tuner/*.results.json.gz) or a synthetic one. Points that were not recorded come
 back as compile errors ("not recorded"), like points the GPU could not build. Profiles are
 recorded ncu profiles (tests/fixtures/profiles/*/profile.json.gz).
+
+A source-moves template (pragma_ncu.coder.moves) that was not recorded itself is played from
+the recording of the source it renders at its defaults: a point with the moves' knobs at their
+defaults is that source's point, any other is scaled by the planted `move_effects` ((knob,
+value) -> a factor on the times, or a Status every measurement fails with; 1.0 when none is
+planted: a move that changes nothing measurable). Its profile is `move_profiles`' for the
+knob values of the point profiled, else the source's own.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from pathlib import Path
 
 from pragma_ncu.backends.cuda.session import Profiled
 from pragma_ncu.build import BuildResult, KernelResources, failed_build
+from pragma_ncu.coder.moves.base import KNOB_PREFIX
+from pragma_ncu.kernel_template import render_jinja
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
 from pragma_ncu.roofline import ComputeRate
@@ -65,25 +74,42 @@ class SimBackend:
     clock_: Clock = field(default_factory=Clock)
     profiled: list[tuple[str, str]] = field(default_factory=list)  # (hash, point key)
     save_profiles: bool = False  # write each profile to out_dir/profile.json, as ncu runs do
+    move_effects: dict[tuple[str, object], float | Status] = field(default_factory=dict)
+    move_checks: dict[tuple[str, object], str] = field(default_factory=dict)  # -> compile error
+    move_profiles: dict[tuple[tuple[str, object], ...], str] = field(default_factory=dict)
 
     def clock(self) -> float:
         return self.clock_()
 
     def evaluator(self, spec: TaskSpec) -> SimEvaluator:
-        key = text_hash(spec.source_path.read_text())
+        key = self._key(spec)
         recs = self.recordings.get(key, [])
+        knobs = _knob_defaults(spec) if key != text_hash(spec.source_path.read_text()) else {}
         return SimEvaluator({e.key: e for e in recs}, self.limits, self.clock_,
                             random.Random(f"{self.seed}-{key}"), self.jitter_pct,
-                            self.ceiling_gbps)
+                            self.ceiling_gbps, knobs, self.move_effects)
+
+    def _key(self, spec: TaskSpec) -> str:
+        """The recording a source plays: its own, or for a moves template that was not
+        recorded, the recording of what it renders at its defaults."""
+        text = spec.source_path.read_text()
+        key = text_hash(text)
+        if key in self.recordings or not _knob_defaults(spec):
+            return key
+        return text_hash(render_jinja(text, spec.default_params(), "sim"))
 
     def check(self, spec: TaskSpec) -> str | None:
-        return self.checks.get(text_hash(spec.source_path.read_text()))
+        defaults = spec.default_params()
+        planted = [e for (k, v), e in self.move_checks.items() if defaults.get(k) == v]
+        return planted[0] if planted else self.checks.get(text_hash(spec.source_path.read_text()))
 
     def profile(self, spec: TaskSpec, point: Point, shape: Shape, out_dir: Path) -> Profiled:
-        key = text_hash(spec.source_path.read_text())
+        key = self._key(spec)
         self.profiled.append((key, point_key(point)))
         self.clock_.now += 8.0  # what an ncu run of one kernel costs
-        kernel = self.profiles.get(key)
+        knobs = tuple(sorted((k, v) for k, v in point.items() if k.startswith(KNOB_PREFIX)))
+        planted = self.move_profiles.get(knobs)
+        kernel = load_profile(planted) if planted else self.profiles.get(key)
         if kernel is None:
             return Profiled(None, "", "no recorded profile")
         path = ""
@@ -94,6 +120,10 @@ class SimBackend:
         return Profiled(kernel, path)
 
 
+def _knob_defaults(spec: TaskSpec) -> dict[str, object]:
+    return {p.name: p.default for p in spec.params if p.name.startswith(KNOB_PREFIX)}
+
+
 @dataclass
 class SimEvaluator:
     records: dict[str, Evaluation]
@@ -102,9 +132,31 @@ class SimEvaluator:
     rng: random.Random
     jitter_pct: float
     ceiling_gbps: float | None
+    knobs: dict[str, object] = field(default_factory=dict)  # a moves template's knob defaults
+    effects: Mapping[tuple[str, object], float | Status] = field(default_factory=dict)
+
+    def _record(self, point: Point) -> Evaluation | None:
+        """The recorded evaluation of `point`; for a moves template, the source's at the
+        point without the knobs, with the planted effects of the knobs' values."""
+        if not self.knobs:
+            return self.records.get(point_key(point))
+        base = self.records.get(point_key({k: v for k, v in point.items()
+                                           if k not in self.knobs}))
+        if base is None:
+            return None
+        changed = [(k, v) for k, v in point.items() if k in self.knobs and v != self.knobs[k]]
+        effects = [self.effects.get(kv, 1.0) for kv in changed]
+        base = replace(base, point=dict(point))
+        failing = [e for e in effects if isinstance(e, Status)]
+        if failing:
+            return with_status([base], failing[0])[0]
+        factor = 1.0
+        for e in effects:
+            factor *= float(e)  # type: ignore[arg-type]
+        return scaled([base], point, factor)[0] if factor != 1.0 else base
 
     def build(self, point: Point) -> BuildResult:
-        rec = self.records.get(point_key(point))
+        rec = self._record(point)
         if rec is None:
             return failed_build("k", "sm_90", f"error: {point_key(point)} was not recorded")
         self.clock.now += rec.compile_s
@@ -117,7 +169,8 @@ class SimEvaluator:
 
     def measure(self, point: Point, built: BuildResult, shape: Shape,
                 phase: str) -> Measurement:
-        rec = self.records[point_key(point)]
+        rec = self._record(point)
+        assert rec is not None  # built above
         m = next((m for m in (*rec.measurements, *rec.checked) if m.shape == shape.name), None)
         if m is None:
             return Measurement(Status.WORKER_CRASH, shape.name, "not recorded at this shape")

@@ -1,8 +1,8 @@
 """`init` on every bundled example's source, against the spec shipped beside it.
 
 Covered: every spec under examples/ that names a kernel (the top-level examples, templated/,
-roofline/, cpu/, corpus/, planted/, faults/, init/ and both sides of every regressions/ pair;
-examples/apps/ has no specs); for each,
+roofline/, cpu/, corpus/, planted/, faults/, init/, moves/ and both sides of every
+regressions/ pair; examples/apps/ has no specs); for each,
 the drafted arguments (names, dtypes, roles), `#ifndef` knobs and template parameters are
 compared with the shipped spec. Not covered: templated/fused_add_rmsnorm.cu.j2, a jinja2
 template that is not C until rendered (init refuses it with a message, tested below).
@@ -66,7 +66,7 @@ CASES = cases()
 def test_every_bundled_example_is_covered() -> None:
     folders = {Path(spec).parts[0] if "/" in spec else "." for spec, _ in CASES}
     assert folders == {".", "templated", "roofline", "cpu", "corpus", "planted", "faults",
-                       "regressions", "init", "multi"}
+                       "regressions", "init", "multi", "moves"}
     assert len(CASES) >= 85, len(CASES)
 
 

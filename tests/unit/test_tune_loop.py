@@ -217,18 +217,20 @@ def test_naive_silu_rewrite_through_refusals_becomes_the_best(
     rig = naive_rig(tmp_path, llm_server, rewrite_recording())
     st = loop.run(rig.ctx)
 
-    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite"]
-    assert [r.decision.action for r in st.records] == ["tune", "rewrite", "stop"]
+    # the source moves the profile calls for come first (cheap), then the LLM's rewrite
+    assert [r.action for r in st.records] == ["baseline", "tune", "moves", "rewrite"]
+    assert [r.decision.action for r in st.records] == ["tune", "moves", "rewrite", "stop"]
     assert st.records[1].space == {"BLOCK": [64, 128, 256, 512, 1024]}
-    assert st.records[1].decision.route == "designer" and st.records[1].decision.guidance
-    rewrite = st.records[2]
+    assert st.records[2].decision.route == "designer" and st.records[2].decision.guidance
+    assert st.records[2].moves and not st.records[2].decision.accepted
+    rewrite = st.records[3]
     assert rewrite.variant["source"] == rewrite_code() and rewrite.variant["origin"] == "llm"
     assert rewrite.space == {"BLOCK": [64, 128, 256, 512, 1024], "VEC": [1, 2, 4, 8]}
     assert rewrite.search["evaluated"] == 20 and rewrite.search["verified"] == 20
     # verified at every shape, the odd one included, and accepted side by side
     assert rewrite.candidate is not None and rewrite.candidate.verified
     assert rewrite.decision.accepted and rewrite.best_after == rewrite.candidate
-    odd = [m["shape"] for c in rig.store.candidates(rig.run_id, 2) for m in c.measurements]
+    odd = [m["shape"] for c in rig.store.candidates(rig.run_id, 3) for m in c.measurements]
     assert odd.count("odd") == 20
     assert st.best_variant.source == rewrite_code() and st.best.params["VEC"] == 8
     baseline = st.records[0].best_after
@@ -246,7 +248,10 @@ def test_naive_silu_rewrite_through_refusals_becomes_the_best(
     # the request is PRAGMA's: the naive code, its profile and the conductor's guidance
     first = user_messages(llm_server.requests[0])
     assert "blockDim.x" in first and "memory_latency" in first
-    assert all(g in first for g in st.records[1].decision.guidance)
+    assert all(g in first for g in st.records[2].decision.guidance)
+    # and it lists the moves tried, with what they measured
+    assert "Source moves already tried" in first
+    assert all(t.move in first for t in st.records[2].moves)
     assert session.summary(rig.ctx, st)["llm_tokens"] > 0
 
 
@@ -259,7 +264,7 @@ def test_rate_limit_is_retried_by_the_client(tmp_path: Path,
                     llm={"max_retries": 2, "timeout_s": 2.0})
     st = loop.run(rig.ctx)
 
-    rewrite = st.records[2]
+    rewrite = st.records[3]
     assert len(rewrite.llm_calls) == 1
     call = rewrite.llm_calls[0]
     assert (call.outcome, call.attempts) == ("ok", 2)
@@ -276,8 +281,8 @@ def test_timeout_fails_the_round_and_the_loop_goes_on(tmp_path: Path, retries: i
                     llm={"max_retries": retries, "timeout_s": 0.25})
     st = loop.run(rig.ctx)
 
-    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite", "rewrite"]
-    failed = st.records[2]
+    assert [r.action for r in st.records] == ["baseline", "tune", "moves", "rewrite", "rewrite"]
+    failed = st.records[3]
     assert failed.candidate is None and failed.variant == {"name": "(none)"}
     assert "unavailable" in failed.coder_error and "no answer within" in failed.coder_error
     assert [(c.outcome.split(":")[0], c.attempts) for c in failed.llm_calls] == [
@@ -285,9 +290,9 @@ def test_timeout_fails_the_round_and_the_loop_goes_on(tmp_path: Path, retries: i
     assert llm_server.base_url not in failed.coder_error  # the endpoint stays out of traces
     assert failed.best_after == failed.best_before  # nothing changed hands
     assert (failed.decision.action, failed.decision.route) == ("rewrite", "designer")
-    assert rig.store.rounds(rig.run_id)[2] == (2, "done")
+    assert rig.store.rounds(rig.run_id)[3] == (3, "done")
     # the next rewrite got its answer and the run ended with a stop
-    assert st.records[3].decision.accepted
+    assert st.records[4].decision.accepted
     assert st.records[-1].decision.action == "stop"
     assert st.best_variant.source == rewrite_code()
 
@@ -303,11 +308,11 @@ def test_wrong_answer_candidate_is_routed_back_to_the_coder(
     rig.backend.profiles[text_hash(rewrite_code(fixed))] = load_profile("bandwidth_ok")
     st = loop.run(rig.ctx)
 
-    assert [r.action for r in st.records] == ["baseline", "tune", "rewrite", "repair"]
-    wrong = st.records[2]
+    assert [r.action for r in st.records] == ["baseline", "tune", "moves", "rewrite", "repair"]
+    wrong = st.records[3]
     assert wrong.candidate is None and not wrong.decision.accepted
     assert wrong.search["verified"] == 0 and wrong.search["evaluated"] == 20
-    assert wrong.best_after == wrong.best_before == st.records[1].best_after
+    assert wrong.best_after == wrong.best_before == st.records[2].best_after
     d = wrong.decision
     assert (d.action, d.route) == ("repair", "coder")
     assert len(d.guidance) == 1 and "wrong_answer" in d.guidance[0]
@@ -316,7 +321,7 @@ def test_wrong_answer_candidate_is_routed_back_to_the_coder(
     # the repair request carries the failure and the failed code; the fix becomes the best
     repair = user_messages(llm_server.requests[1])
     assert "planted wrong_answer" in repair and "rewritten as a template" in repair
-    assert st.records[3].decision.accepted
+    assert st.records[4].decision.accepted
     assert st.best_variant.source == rewrite_code(fixed)
 
 

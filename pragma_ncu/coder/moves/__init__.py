@@ -1,0 +1,40 @@
+"""Profile-guided source moves: the standard, safe rewrites that answer a diagnosis, each one
+module (what calls for it, the source it fits, its rewrite, its knobs) and one line below.
+
+A move reads the kernel's syntax tree and proposes jinja2 edits whose knobs' defaults give back
+the source byte for byte; the tune loop searches their knobs with the kernel's own, verifies
+every point at every shape, and keeps a result only when it beats the best beyond noise.
+"""
+
+from __future__ import annotations
+
+from pragma_ncu.coder.moves import (
+    cache_policy,
+    coarsen,
+    fast_math,
+    launch_bounds,
+    readonly,
+    smem_pad,
+    unroll,
+)
+from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
+
+MOVES: tuple[Move, ...] = (
+    smem_pad.MOVE,
+    coarsen.MOVE,
+    readonly.MOVE,
+    unroll.MOVE,
+    launch_bounds.MOVE,
+    fast_math.MOVE,
+    cache_policy.MOVE,
+)
+
+
+def by_name(name: str) -> Move:
+    for m in MOVES:
+        if m.name == name:
+            return m
+    raise KeyError(f"no move named {name!r} (there are {', '.join(m.name for m in MOVES)})")
+
+
+__all__ = ["MOVES", "Applied", "Knob", "Move", "Refused", "Subject", "by_name"]

@@ -1,0 +1,88 @@
+"""The source moves through nvcc (present in CI): on every calibration kernel and bundled plain
+example, the moves template at its defaults compiles to the same cubin as the source, and each
+move's boldest point compiles; the best kernel written out as plain source compiles on its
+own with the flags its header names."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pragma_ncu import task as tasks
+from pragma_ncu.backends.cuda.build import build
+from pragma_ncu.build import BuildCache
+from pragma_ncu.coder.moves import MOVES, Applied
+from pragma_ncu.coder.moves import assemble as asm
+from pragma_ncu.coder.variant import original_variant, variant_spec
+from pragma_ncu.loop.moves import move_names
+from pragma_ncu.settings import load_settings
+from pragma_ncu.specfile import load_spec
+from pragma_ncu.toolchain import find_nvcc
+from tests.fakes.tuner import H200_LIMITS
+
+pytestmark = pytest.mark.toolchain
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = sorted([*(ROOT / "examples" / "moves").glob("*.toml"),
+                  *(p for p in (ROOT / "examples").glob("*.toml"))])
+
+
+@pytest.fixture(scope="module")
+def nvcc():  # type: ignore[no-untyped-def]
+    return find_nvcc(load_settings())
+
+
+@pytest.mark.parametrize("spec_path", KERNELS, ids=lambda p: p.stem)
+def test_the_defaults_compile_to_the_original_cubin_and_each_move_compiles(
+        spec_path: Path, tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]
+    spec = load_spec(spec_path)
+    point = spec.default_params()
+    base = asm.base_of(original_variant(spec), spec, point)
+    subject = asm.subject_of(base, spec, point, (), 128, H200_LIMITS)
+    assert not isinstance(subject, str), subject
+    moves = [r for r in asm.try_moves(subject, MOVES) if isinstance(r, Applied)]
+    assert moves, "no move fits: the calibration kernels each have one, the examples several"
+    variant, kept, _ = asm.assemble(base, moves, "moves 1", "", spec_path.parent)
+    tables = tomllib.loads(spec_path.read_text())
+    vspec = variant_spec(tables, variant, spec.spec_path, tmp_path / "variants")
+    cache = BuildCache(tmp_path / "build")
+    # without line tables, which name the file (a template renders to a file of its own)
+    original = build(replace(tasks.build_request(spec, "sm_90", point), lineinfo=False), nvcc,
+                     cache)
+    defaults = build(replace(tasks.build_request(vspec, "sm_90", vspec.default_params()),
+                             lineinfo=False), nvcc, cache)
+    assert original.ok and defaults.ok, defaults.log
+    assert Path(defaults.cubin_path).read_bytes() == Path(original.cubin_path).read_bytes()
+    for a in kept:
+        bold = {**vspec.default_params(), **{k.name: k.values[-1] for k in a.knobs}}
+        built = build(replace(tasks.build_request(vspec, "sm_90", bold), lineinfo=False), nvcc,
+                      cache)
+        assert built.ok, f"{a.move} at {bold}:\n{built.log}"
+        assert built.key != defaults.key  # the move changed the source or the flags
+
+
+def test_the_best_written_out_compiles_alone(tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]
+    spec_path = ROOT / "examples" / "moves" / "gamma_lut.toml"
+    spec = load_spec(spec_path)
+    base = asm.base_of(original_variant(spec), spec, {})
+    subject = asm.subject_of(base, spec, {}, (), 32, H200_LIMITS)
+    assert not isinstance(subject, str)
+    moves = [r for r in asm.try_moves(subject, MOVES) if isinstance(r, Applied)
+             and r.move in ("coarsen", "fast_math")]
+    variant, _, _ = asm.assemble(base, moves, "moves 1", "", spec_path.parent)
+    vspec = variant_spec(tomllib.loads(spec_path.read_text()), variant, spec.spec_path,
+                         tmp_path / "variants")
+    values = {**vspec.default_params(), "PNCU_COARSEN": 8, "PNCU_FAST_MATH": "use_fast_math"}
+    text = asm.plain_source(variant, vspec, values, move_names())
+    assert "PNCU_" not in text and "{%" not in text and "{{" not in text
+    flags = text.splitlines()[2].removeprefix("// nvcc flags: ")
+    assert "-use_fast_math" in flags
+    (tmp_path / "best.cu").write_text(text)
+    run = subprocess.run([nvcc.path, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "b.cubin"),
+                          *shlex.split(flags), str(tmp_path / "best.cu")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

@@ -1,0 +1,160 @@
+"""The conductor choosing source moves from recorded profiles: the corpus kernels' ncu pages
+(tests/fixtures/corpus/ours, recorded on an H200) diagnosed, their sources read by the moves,
+and `decide` asked what comes next, as the tune loop would after round 0 or a later round."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from pragma_ncu.backends import diagnose_in
+from pragma_ncu.coder.moves import assemble as asm
+from pragma_ncu.coder.variant import original_variant
+from pragma_ncu.conductor.rules import (
+    MOVE_MIN_SCORE,
+    MoveOption,
+    Policy,
+    Situation,
+    called_moves,
+    decide,
+)
+from pragma_ncu.diagnose.findings import Diagnosis
+from pragma_ncu.loop.moves import hot_lines, options_of
+from pragma_ncu.records import Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.specfile import load_spec
+from tests.corpus_eval import EXPECTED, collection, knowledge
+from tests.fakes.tuner import H200_LIMITS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@cache
+def read(name: str) -> tuple[Diagnosis, tuple[MoveOption, ...], tuple]:  # type: ignore[type-arg]
+    """The recorded profile's diagnosis and the moves read against the kernel's source."""
+    profile, kernel = collection("ours")[name]
+    diagnosis = diagnose_in(profile, kernel, knowledge())
+    spec = load_spec((ROOT / "examples" / "corpus" / str(EXPECTED[name]["spec"])).resolve())
+    point = spec.default_params()
+    base = asm.base_of(original_variant(spec), spec, point)
+    registers = kernel.value("launch__registers_per_thread")
+    subject = asm.subject_of(base, spec, point, hot_lines(diagnosis, base.filename),
+                             int(registers) if registers else None, H200_LIMITS)
+    return diagnosis, options_of(subject), spec.params
+
+
+def situation(name: str, round_: int = 0, history: tuple[Decision, ...] = (),
+              fraction: float = 0.5, accepted: bool = False) -> Situation:
+    diagnosis, options, params = read(name)
+    best = KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
+                       ceiling_fraction=fraction)
+    return Situation(round_, best, best if round_ else None, best if round_ else None, accepted,
+                     "", None, diagnosis, params, history=history, moves=options)
+
+
+@pytest.mark.parametrize(("kernel", "moves"), [
+    ("smem_transpose", ["smem_pad"]),  # 32-way conflicts on the column reads of the tile
+    ("smem_bcast_conflict", ["smem_pad"]),
+    ("dependent_rows", ["unroll"]),  # one load in flight per warp: memory latency
+    ("half_rows", ["unroll"]),
+    ("l2_reread", ["cache_policy"]),  # L2-bound re-reads, no shared memory
+])
+def test_the_top_findings_call_for_the_moves_that_fit(kernel: str, moves: list[str]) -> None:
+    """The top finding's moves come first; a lower finding (a tenth of the time or more) may
+    add its own after them."""
+    d = decide(situation(kernel), Policy(), knowledge())
+    assert d.action == "moves", d.reason
+    assert [c.move for c in d.moves][:len(moves)] == moves
+    findings = read(kernel)[0].findings
+    assert d.moves[0].finding == findings[0].bottleneck
+    assert all(c.finding in {f.bottleneck for f in findings[:3] if f.score >= MOVE_MIN_SCORE}
+               for c in d.moves)
+    assert d.reason.startswith("apply the source moves the profile calls for")
+
+
+@pytest.mark.parametrize(("kernel", "why"), [
+    ("copy_half", "at the roofline: its latency finding accounts for too little"),
+    ("int_hash", "compute-bound on ALU work it needs: no precise function, no setup"),
+    ("sincos_chain", "SFU-bound on __sinf/__cosf already: fast math would change nothing"),
+    ("tail_waves", "a tail effect: no move answers it"),
+    ("spill_arrays", "spills: no move answers them (its latency finding is 3%)"),
+])
+def test_no_move_is_called_for_where_none_answers_the_cause(kernel: str, why: str) -> None:
+    d = decide(situation(kernel), Policy(), knowledge())
+    assert d.action == "stop" and not d.moves, (why, d.reason)
+    assert "no parameter move or source move" in d.reason
+
+
+def test_a_register_limited_walk_gets_the_register_cap_then_launch_bounds() -> None:
+    first = decide(situation("regs_chase"), Policy(), knowledge())
+    assert first.action == "retune" and first.retune[0].param == "MAXRREG"
+    after = decide(situation("regs_chase", 1, (first,)), Policy(), knowledge())
+    assert after.action == "moves"
+    assert [c.move for c in after.moves] == ["launch_bounds", "unroll"]
+    assert [c.finding for c in after.moves] == ["occupancy_registers", "memory_latency"]
+
+
+def test_each_move_is_tried_once_and_then_the_run_stops_without_an_llm() -> None:
+    first = decide(situation("dependent_rows"), Policy(), knowledge())
+    again = decide(situation("dependent_rows", 1, (first,)), Policy(), knowledge())
+    assert again.action == "stop" and "no parameter move or source move" in again.reason
+
+
+def test_moves_rounds_do_not_spend_patience_while_moves_are_left() -> None:
+    """A declared-knob search and a moves round, neither accepted: patience (2) would stop the
+    run, but the moves round does not count; once every called-for move was tried it stops."""
+    tune = Decision(0, "tune", "")
+    cap = Decision(1, "retune", "", retune=(RangeChange("MAXRREG", (), (0, 32, 64, 128), ""),))
+    moves = Decision(2, "moves", "", moves=(MoveChoice("unroll", "memory_latency", ""),))
+    s = situation("regs_chase", 3, (tune, cap, moves))  # rounds 1 and 2 gained nothing
+    assert called_moves(s)  # launch_bounds is left (unroll was tried)
+    d = decide(s, Policy(patience=2), knowledge())
+    assert d.action == "moves" and [c.move for c in d.moves] == ["launch_bounds"]
+    s = situation("dependent_rows", 3, (tune, cap, moves))  # nothing left to try
+    d = decide(s, Policy(patience=2), knowledge())
+    assert d.action == "stop" and "without a verified" in d.reason
+
+
+def test_with_an_llm_the_moves_come_before_the_rewrite() -> None:
+    far = situation("dependent_rows", 1, (Decision(0, "tune", ""),), fraction=0.15)
+    d = decide(far, Policy(llm=True), knowledge())
+    assert d.action == "moves", d.reason
+    moved = situation("dependent_rows", 2, (Decision(0, "tune", ""), replace(d, round=1)),
+                      fraction=0.15)
+    assert decide(moved, Policy(llm=True), knowledge()).action == "rewrite"
+
+
+def test_a_failed_moves_round_is_not_sent_to_the_coder_for_repair() -> None:
+    moves = Decision(1, "moves", "", moves=(MoveChoice("unroll", "memory_latency", ""),))
+    s = replace(situation("dependent_rows", 2, (Decision(0, "tune", ""), moves),
+                          fraction=0.15), candidate=None, failure="verification",
+                failure_text="wrong_answer at odd")
+    d = decide(s, Policy(llm=True), knowledge())
+    assert d.action == "rewrite" and d.route == "designer"
+
+
+def test_findings_below_a_tenth_of_the_time_call_for_nothing() -> None:
+    diagnosis, _, _ = read("copy_half")
+    small = [f for f in diagnosis.findings if f.score < MOVE_MIN_SCORE]
+    assert small and small[0].bottleneck == "memory_latency"  # recorded: 7% of the time
+    lifted = replace(situation("copy_half"), diagnosis=replace(
+        diagnosis, findings=tuple(replace(f, score=0.3) for f in diagnosis.findings)))
+    assert [c.move for c in called_moves(lifted)] == ["unroll"]
+
+
+def test_a_round_takes_the_moves_its_budget_can_search_and_the_rest_wait() -> None:
+    """unroll (5 values), readonly (2) and fast_math (3) all called for: a budget of 12
+    points takes the first two (10 points); fast_math waits for the next round."""
+    s = situation("dependent_rows")
+    options = tuple(MoveOption(n, ("memory_latency",), "", True, "", points) for n, points in
+                    (("unroll", 5), ("readonly", 2), ("fast_math", 3)))
+    s = replace(s, moves=options)
+    d = decide(s, Policy(move_points=12), knowledge())
+    assert [c.move for c in d.moves] == ["unroll", "readonly"]
+    later = replace(s, round=1, history=(d,), best_before=s.best, candidate=s.best)
+    assert [c.move for c in decide(later, Policy(move_points=12), knowledge()).moves] == \
+        ["fast_math"]
+    # the first always, even over the budget; then what still fits (2 x 2 > 4: none)
+    assert [c.move for c in decide(s, Policy(move_points=4), knowledge()).moves] == ["unroll"]
