@@ -31,7 +31,7 @@ from pragma_ncu.loop.results import moves_won  # noqa: E402
 from pragma_ncu.records import RoundRecord  # noqa: E402
 
 SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout"),
-        ("example", "examples"))
+        ("blind", "examples/moves/blind"), ("example", "examples"))
 HEADERS = ("kernel", "set", "baseline → best µs", "speedup", "% of roofline", "moves that won",
            "moves tried", "stop reason", "wall s")
 
