@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 from pragma_ncu.errors import SourceError
@@ -51,7 +52,7 @@ def digest(text: str) -> str:
 def write(path: Path, text: str) -> None:
     """Write `text` to `path` as the bytes it was read from (atomically: a concurrent reader
     sees the old file or the new one, never half of it)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(encode(text))
     tmp.replace(path)
 

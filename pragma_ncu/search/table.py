@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -104,7 +105,7 @@ def save_table(path: Path, table: Table) -> None:
             "configs": {k: asdict(v) for k, v in sorted(table.configs.items(),
                                                        key=lambda kv: _order(kv[1]))}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     tmp.replace(path)
 

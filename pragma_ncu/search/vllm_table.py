@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +122,7 @@ def write(root: Path, files: Mapping[str, VllmTable]) -> list[Path]:
         old = load(path).configs if path.is_file() else {}
         merged = {**old, **new.configs}
         text = json.dumps({str(m): merged[m] for m in sorted(merged)}, indent=4) + "\n"
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(text)
         tmp.replace(path)
         paths.append(path)

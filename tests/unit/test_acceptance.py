@@ -70,6 +70,20 @@ def test_identical_kernels_are_not_accepted(seed: int) -> None:
     assert compare(inc, cand).outcome != FASTER
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_gain_of_the_margins_size_measured_closely_is_decided_not_too_noisy(seed: int) -> None:
+    """A 1% gain on a quiet GPU: an interval far narrower than the margin that straddles it
+    (seen on an H100: "too noisy to decide: 1.01x (interval 1.01-1.01x), noise 0%"). More
+    rounds cannot make it worth taking: not faster, and never called noise."""
+    quiet = Noise(spread=0.001, round_sigma=0.0005)
+    inc, cand = _pair(100.0, 99.0, quiet, seed, rounds=6)
+    found = compare(inc, cand)
+    assert found.low is not None and found.high is not None
+    assert found.high / found.low - 1 < MARGIN
+    assert found.outcome == NOT_FASTER, found.text
+    assert "too noisy" not in found.text
+
+
 def test_a_hopeless_spread_is_undecided_and_says_so() -> None:
     hopeless = Noise(spread=1.0, round_sigma=0.8, preempted=0.5, stall_us=2000.0)
     inc, cand = _pair(100.0, 80.0, hopeless, 4)

@@ -54,3 +54,19 @@ def test_a_missing_or_unreadable_source_is_a_source_error(tmp_path: Path) -> Non
         sources.read(tmp_path / "none.cu")
     with pytest.raises(SourceError, match="cannot read"):
         sources.read(tmp_path)  # a folder
+
+
+def test_threads_writing_the_same_file_at_once_do_not_trip_over_each_other(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A search renders the same template point from several compile threads: each write
+    keeps a temporary file of its own (seen on an H100, 2026-11-26: one thread's rename found
+    its temporary file already moved by another's, an internal error that ended the run)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pragma_ncu import sources
+
+    path = tmp_path / "k.cu"
+    text = "__global__ void k() {}\n" * 2000
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: sources.write(path, text), range(200)))
+    assert path.read_text() == text
+    assert not list(tmp_path.glob("*.tmp"))
