@@ -38,3 +38,7 @@ def affine_rows(x, gamma, beta, bias, C):
     x = np.asarray(x, dtype=np.float32).reshape(-1, C)
     return x * np.asarray(gamma, dtype=np.float32)[None, :] + \
         np.asarray(beta, dtype=np.float32)[None, :] + np.asarray(bias, dtype=np.float32)[:, None]
+
+
+def axpby_fixed_grid(y, x, a, b, n):
+    return float(a) * np.asarray(x, dtype=np.float64) + float(b) * np.asarray(y, dtype=np.float64)

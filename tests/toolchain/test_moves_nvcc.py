@@ -62,7 +62,8 @@ def test_the_defaults_compile_to_the_original_cubin_and_each_move_compiles(
         built = build(replace(tasks.build_request(vspec, "sm_90", bold), lineinfo=False), nvcc,
                       cache)
         assert built.ok, f"{a.move} at {bold}:\n{built.log}"
-        assert built.key != defaults.key  # the move changed the source or the flags
+        if a.edits or any(k.flag for k in a.knobs):  # (a launch-only move builds the same)
+            assert built.key != defaults.key  # the move changed the source or the flags
 
 
 def test_the_best_written_out_compiles_alone(tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ every kernel of the repository gives back the source byte for byte at its defaul
 from __future__ import annotations
 
 import random
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -90,17 +91,24 @@ def test_every_move_gives_back_every_kernel_at_its_defaults(spec_path: Path,
     original = tasks.build_request(spec, "sm_90", point)
     again = tasks.build_request(vspec, "sm_90", defaults)
     assert again.source == original.source and again.defines == original.defines
-    # at its boldest point no move changes the kernel's signature, nor the launch but
-    # coarsen's grid
+    # at its boldest point no move changes the kernel's signature; the launch changes only
+    # where a move searches it (coarsen's grid, block_size's block, grid_size's grid), and at
+    # the defaults it is the launch as written at every shape
     signature = _signature(spec.source_path.read_text(), spec.kernel_name)
     for a in kept:
         bold = {**defaults, **{k.name: k.values[-1] for k in a.knobs}}
         assert _signature(asm.instance(built, bold), spec.kernel_name) == signature, a.move
     launch = built.overlay["launch"]
-    assert launch["block"] == list(spec.launch.block)
+    moved = {a.move for a in kept}
     assert launch["shared_mem"] == spec.launch.shared_mem
-    if "coarsen" not in {a.move for a in kept}:
+    if "block_size" not in moved:
+        assert launch["block"] == list(spec.launch.block)
+    if not moved & {"coarsen", "block_size", "grid_size"}:
         assert launch["grid"] == list(spec.launch.grid)
+    vspec_moved = variant_spec(tomllib.loads(spec_path.read_text()), built, spec.spec_path,
+                               tmp_path / "variants")
+    for shape in spec.shapes:
+        assert vspec_moved.resolve(shape, defaults).launch == spec.resolve(shape, point).launch
 
 
 def _signature(text: str, name: str) -> list[tuple[str, str, int]]:

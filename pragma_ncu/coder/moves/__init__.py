@@ -9,9 +9,11 @@ every point at every shape, and keeps a result only when it beats the best beyon
 from __future__ import annotations
 
 from pragma_ncu.coder.moves import (
+    block_size,
     cache_policy,
     coarsen,
     fast_math,
+    grid_size,
     launch_bounds,
     readonly,
     smem_pad,
@@ -27,6 +29,8 @@ MOVES: tuple[Move, ...] = (
     launch_bounds.MOVE,
     fast_math.MOVE,
     cache_policy.MOVE,
+    block_size.MOVE,
+    grid_size.MOVE,
 )
 
 

@@ -132,6 +132,12 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
         if any(x.start < e2 and s2 < x.end for x in a.edits for s2, e2 in spans):
             refused.append(Refused(a.move, "its edits overlap an earlier move's"))
             continue
+        clash = next((k.move for k in kept if (k.block is not None and a.writes_block)
+                      or (a.block is not None and k.writes_block)), None)
+        if clash is not None:
+            refused.append(Refused(a.move, f"it and {clash} cannot both hold: one writes the "
+                                           "block size into the source, the other searches it"))
+            continue
         try:
             tpl.check_defaults(tpl.compose(data, a.edits), base.text,
                                {k.name: k.default for k in a.knobs})
@@ -159,10 +165,7 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
     params = narrowed(base.params, fixed, budget // size if budget else None)
     params.update({k.name: {"default": k.default, "values": list(k.values),
                             **({"flag": k.flag} if k.flag else {})} for k in knobs})
-    launch = copy.deepcopy(base.launch)
-    for a in kept:
-        if a.grid is not None:
-            launch["grid"] = list(a.grid)
+    launch = launch_of(base.launch, kept)
     include = f"-I{include_dir}"
     local = _LOCAL_INCLUDE.search(base.text) is not None
     flags = (*base.flags, include) if local and include_dir and include not in base.flags \
@@ -170,6 +173,21 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
     overlay = {"params": params, "launch": launch, "kernel": {"flags": list(flags)}}
     return (Variant(name, base.filename + ".j2", template, overlay, ORIGIN, note), kept,
             refused)
+
+
+def launch_of(launch: Mapping[str, Any], kept: Sequence[Applied]) -> dict[str, Any]:
+    """The launch table with the kept moves' grid and block: coarsen's grid (ELEMS elements a
+    thread) first, then block_size's (the block size as a knob wherever it was written as a
+    number, inside coarsen's grid too), so that the two compose."""
+    out = copy.deepcopy(dict(launch))
+    for a in sorted(kept, key=lambda a: a.block is not None):
+        if a.block is None and a.grid is not None:
+            out["grid"] = list(a.grid)
+        elif a.block is not None:
+            number = re.compile(rf"\b{out['block'][0].strip()}\b")
+            out["grid"] = [number.sub(a.block[0], g) for g in out["grid"]]
+            out["block"] = list(a.block)
+    return out
 
 
 def _tables(base: Base, params: dict[str, Any]) -> dict[str, Any]:

@@ -59,8 +59,10 @@ class Applied:
     knobs: tuple[Knob, ...]
     edits: tuple[Edit, ...] = ()
     sites: tuple[str, ...] = ()  # "the loop at line 12", "tile[32][32]"
-    grid: tuple[str, ...] | None = None  # new launch grid expressions (coarsen only)
+    grid: tuple[str, ...] | None = None  # new launch grid expressions (coarsen, block_size)
     fixed: tuple[str, ...] = ()  # declared parameters the rewrite needs held at the best's value
+    block: tuple[str, ...] | None = None  # new launch block expressions (block_size)
+    writes_block: bool = False  # the rewrite writes the block size as a number (launch_bounds)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ def apply(subject: Subject) -> Applied | Refused:
     edit = Edit(declarator.start_byte, declarator.start_byte, tpl.insert(KNOB, on))
     site = (f"the kernel {subject.spec.kernel_name}: {subject.registers} registers allow "
             f"{now} block(s) of {count} threads per SM; asks for {', '.join(map(str, values))}")
-    return Applied(NAME, (Knob(KNOB, (0, *values), 0),), (edit,), (site,), fixed=fixed)
+    return Applied(NAME, (Knob(KNOB, (0, *values), 0),), (edit,), (site,), fixed=fixed,
+                   writes_block=text.isdigit())
 
 
 def _threads(subject: Subject) -> tuple[str, int, tuple[str, ...]] | Refused:
