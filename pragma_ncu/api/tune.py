@@ -14,11 +14,9 @@ from typing import Any
 from pragma_ncu import loop
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
-    Progress,
     SpecLike,
     connected,
     load,
-    quiet,
     settings_or_default,
     shapes_of,
     target_of,
@@ -29,6 +27,7 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.progress import Notice, Progress, logged, notes
 from pragma_ncu.records import RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.results import Budget
@@ -89,7 +88,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
          timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
-         settings: Settings | None = None, progress: Progress = quiet) -> TuneResult:
+         settings: Settings | None = None, progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
     best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
@@ -100,8 +99,11 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
     store (and a spec built in Python, written beside it) is created when the run starts:
-    bad input, a missing device or a kernel that does not compile leave nothing behind."""
+    bad input, a missing device or a kernel that does not compile leave nothing behind.
+    `progress` hears each step's line and each search and re-test as phases
+    (pragma_ncu.progress)."""
     settings = settings_or_default(settings)
+    progress = logged(progress)
     with contextlib.ExitStack() as held:
         def opened() -> Store:
             return held.enter_context(contextlib.closing(Store.open(store)))
@@ -110,7 +112,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
             db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
             task = load(Path(config["kernel"]), Path(config["spec"]))
-            pool = resumed_pool(config, pool, progress)
+            pool = resumed_pool(config, pool, notes(progress))
             return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
                         settings, progress)
         if spec is None:
@@ -176,7 +178,7 @@ def _resumed(db: Store, wanted: str) -> tuple[str, dict[str, Any]]:
 
 
 def resumed_pool(config: dict[str, Any], given: PoolRequest | None,
-                 progress: Progress) -> PoolRequest | None:
+                 progress: Notice) -> PoolRequest | None:
     """The workers a resumed run measures on: those given now, whole, when any pool option
     is given (they replace the run's); else those the run was started with. Says which."""
     stored = PoolRequest.from_json(config.get("pool"))
@@ -199,24 +201,18 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     """The loop on a connected worker; `start` gives the run store once the device is open
     (the run starts there). A failure marks the run failed, Ctrl-C interrupted: either is
     resumed by --resume, from its last finished round (round 0 again when none finished)."""
-    options = loop.TuneOptions(
-        tuple(config["shapes"]),
-        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
-        SearchOptions(strategy=config["strategy"],
-                      budget=Budget(config["budget"], config["time_budget"]),
-                      seed=config["seed"], jobs=settings.jobs),
-        side_rounds=config.get("retest_rounds", 3))
-    backend = target_of(task)
+    options = _options(config, llm, settings)
+    backend, say = target_of(task), notes(progress)
     resuming = run_id is not None
     try:
-        with connected(backend, settings, timeout, pool, progress) as (runner, workers):
-            progress(f"starting the {backend.device_word} worker")
+        with connected(backend, settings, timeout, pool, say) as (runner, workers):
+            say(f"starting the {backend.device_word} worker")
             session = backend.open(task, settings, runner, arch=arch, pool=workers)
             db = start()
             if run_id is None:
                 run_id = db.create_run(task.kernel_name, config["spec"], config,
                                        session.device)
-            progress(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
+            say(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
             ctx = _context(task, config, session, db, run_id, store, options, llm, settings,
                            progress)
             state = loop.run(ctx, loop.load_state(ctx) if resuming else None)
@@ -236,6 +232,18 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     db.set_run_status(run_id, "done", summary)
     written = loop.write_best(ctx, state, ctx.run_dir)
     return TuneResult(run_id, summary, tuple(state.records), written)
+
+
+def _options(config: dict[str, Any], llm: LLMConfig | None,
+             settings: Settings) -> loop.TuneOptions:
+    """The loop's options from what the run recorded of them."""
+    return loop.TuneOptions(
+        tuple(config["shapes"]),
+        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None),
+        SearchOptions(strategy=config["strategy"],
+                      budget=Budget(config["budget"], config["time_budget"]),
+                      seed=config["seed"], jobs=settings.jobs),
+        side_rounds=config.get("retest_rounds", 3))
 
 
 def _without_device(task: TaskSpec, settings: Settings, arch: str | None,
@@ -263,4 +271,5 @@ def _context(task: TaskSpec, config: dict[str, Any], session: Session, db: Store
     if llm is not None:
         coder = LLMCoder(LLMClient(llm), loop.variant_checker(task, tables, run_dir, session))
     return loop.Context(task, tables, text, session, load_compendium(settings), db, run_id,
-                        run_dir, options, coder, llm.model if llm else "none", progress)
+                        run_dir, options, coder, llm.model if llm else "none",
+                        notes(progress), progress)
