@@ -73,10 +73,10 @@ LAYERS: tuple[Layer, ...] = (
           "spec, its validator and Python description, kernel sources and templates, "
           "toolchain discovery, the LLM client, the run store, dtypes, expressions, "
           "measurements, statistics, round records, the roofline, Markdown text, progress "
-          "events",
+          "events, the log's format and files",
           ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
            "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "progress", "backends.*.abi")),
+           "markdown", "progress", "logs", "backends.*.abi")),
     Layer(9, "errors, settings, resources",
           "typed exceptions; the one reader of environment variables; shipped data",
           ("errors", "settings", "resources")),

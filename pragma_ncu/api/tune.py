@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.logs import RunLog, captured
 from pragma_ncu.progress import Notice, Progress, logged, notes
 from pragma_ncu.records import RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
@@ -36,6 +38,7 @@ from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.specfile import spec_tables, toml_text
 from pragma_ncu.store import DEFAULT_NAME, Store
 
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TuneResult:
@@ -101,7 +104,8 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     store (and a spec built in Python, written beside it) is created when the run starts:
     bad input, a missing device or a kernel that does not compile leave nothing behind.
     `progress` hears each step's line and each search and re-test as phases
-    (pragma_ncu.progress)."""
+    (pragma_ncu.progress). The run's log, every LLM request and reply included, is kept
+    beside the store (logs/<run id>.log; `files["log"]`)."""
     settings = settings_or_default(settings)
     progress = logged(progress)
     with contextlib.ExitStack() as held:
@@ -194,13 +198,37 @@ def resumed_pool(config: dict[str, Any], given: PoolRequest | None,
     return given
 
 
+def run_log_path(store: Path, run_id: str) -> Path:
+    """Where a run's log is kept: beside its run store, logs/<run id>.log."""
+    return store.parent / "logs" / f"{run_id}.log"
+
+
 def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
          start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
          timeout: float, pool: PoolRequest | None, settings: Settings,
          progress: Progress) -> TuneResult:
+    """`_loop`, with everything the package logs meanwhile kept in the run's log file (what
+    came before the run had its id too; a resumed run's log goes on in the same file)."""
+    run_log = RunLog()
+    try:
+        with captured(run_log):
+            result = _loop(task, config, run_id, start, store, llm, arch, timeout, pool,
+                           settings, progress, run_log)
+    finally:
+        run_log.close()
+    if run_log.path is None:
+        return result
+    return replace(result, files={**result.files, "log": run_log.path})
+
+
+def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
+          start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
+          timeout: float, pool: PoolRequest | None, settings: Settings,
+          progress: Progress, run_log: RunLog) -> TuneResult:
     """The loop on a connected worker; `start` gives the run store once the device is open
-    (the run starts there). A failure marks the run failed, Ctrl-C interrupted: either is
-    resumed by --resume, from its last finished round (round 0 again when none finished)."""
+    (the run starts there, and its log file is named). A failure marks the run failed,
+    Ctrl-C interrupted: either is resumed by --resume, from its last finished round (round 0
+    again when none finished)."""
     options = _options(config, llm, settings)
     backend, say = target_of(task), notes(progress)
     resuming = run_id is not None
@@ -212,6 +240,9 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
             if run_id is None:
                 run_id = db.create_run(task.kernel_name, config["spec"], config,
                                        session.device)
+            run_log.open(run_log_path(store, run_id))
+            log.info("run %s %s", run_id, "resumed" if resuming else "started")
+            log.debug("run %s: its options: %s", run_id, config)
             say(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
             ctx = _context(task, config, session, db, run_id, store, options, llm, settings,
                            progress)
@@ -221,15 +252,20 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     except KeyboardInterrupt:
         if run_id is not None:
             db.set_run_status(run_id, "interrupted")
+            log.info("run %s interrupted", run_id)
             raise TuneInterrupted(run_id) from None
         raise
     except Exception as exc:  # any failure: the run stays resumable, never "running"
         if run_id is not None:
             db.set_run_status(run_id, "failed", {"error": str(exc) if isinstance(
                 exc, PragmaError) else f"{type(exc).__name__}: {exc}"})
+            # the command says the error; the log keeps where it came from
+            log.info("run %s failed", run_id, exc_info=True)
         raise
     summary = loop.summary(ctx, state)
     db.set_run_status(run_id, "done", summary)
+    log.info("run %s done: %s", run_id, summary.get("stop_reason", ""))
+    log.debug("run %s: its summary: %s", run_id, summary)
     written = loop.write_best(ctx, state, ctx.run_dir)
     return TuneResult(run_id, summary, tuple(state.records), written)
 
