@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -27,6 +29,7 @@ from typing import Any
 
 from pragma_ncu import sources
 
+_log = logging.getLogger(__name__)  # ("log" is a compiler's output here)
 CACHE_FORMAT = "inputs-1"  # in every request key: entries of an older scheme are never read
 MANIFEST_ENTRIES = 8  # versions of a request's headers remembered (the newest)
 # A file's mtime comes from the kernel's coarse clock, up to a tick (10 ms at HZ=100) behind
@@ -268,6 +271,7 @@ def cached_build(key: str, cache: BuildCache, compile_into: Compile) -> BuildRes
     found = _lookup(key, cache)
     if found is not None:
         cache.hits += 1
+        _log.debug("compile cache hit %s (%s)", key[:16], found.status)
         return found
     cache.root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}-", dir=cache.root))
@@ -333,9 +337,12 @@ def run_compiler(req: BuildRequest, src: Path, command: list[str], tool: str,
         log, rc = (proc.stdout + proc.stderr).replace(str(src), req.source_name), proc.returncode
     except subprocess.TimeoutExpired:
         log, rc = f"{tool} did not finish within {timeout_s:g} s", -1
+    seconds = time.perf_counter() - start
+    _log.debug("%s %s in %.2f s (exit %d): %s", tool, "compiled" if rc == 0 else "failed",
+               seconds, rc, shlex.join(command))
     own = {str(Path(req.source_name).resolve())} if line_directive(req) else set()
     inputs = read_depfile(depfile, src.parent)
-    return Compiled(log, rc, time.perf_counter() - start, tuple(command),
+    return Compiled(log, rc, seconds, tuple(command),
                     None if inputs is None else tuple(n for n in inputs if n not in own))
 
 

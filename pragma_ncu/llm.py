@@ -11,6 +11,7 @@ is not what was asked). `openai` is imported lazily, so everything else works wi
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,8 @@ Message = Mapping[str, str]  # {"role": "system"|"user"|"assistant", "content": 
 SchemaHint = Mapping[str, type | tuple[type, ...]]  # required key -> allowed Python type(s)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+log = logging.getLogger(__name__)
+_KEYLIKE = re.compile(r"\bsk-[\w*.-]{4,}")  # OpenAI-style keys, masked or not
 
 
 @dataclass(frozen=True)
@@ -119,15 +122,35 @@ class LLMClient:
         retries, LLMBadReply when the answer is empty.
         """
         start = self._clock()
+        self._log_request(messages)
         response, attempts = self._create_with_retries(list(messages))
         latency = self._clock() - start
         text = _reply_text(response)
         usage = getattr(response, "usage", None)
-        return LLMText(
+        reply = LLMText(
             text=text, model=str(getattr(response, "model", "") or self.config.model),
             usage=Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
                         int(getattr(usage, "completion_tokens", 0) or 0)),
             latency_s=latency, attempts=attempts)
+        log.info("LLM reply from %s: %d characters, %d+%d tokens, %.1f s, %d attempt(s)",
+                 reply.model, len(text), reply.usage.prompt_tokens,
+                 reply.usage.completion_tokens, latency, attempts)
+        log.debug("LLM reply text:\n%s", self._redacted(text))
+        return reply
+
+    def _log_request(self, messages: Sequence[Message]) -> None:
+        """The request in short at INFO, each message whole at DEBUG (the model, never the
+        endpoint or the key: a key pasted into a prompt is cut out too)."""
+        log.info("LLM request to %s: %d messages, %d characters", self.config.model,
+                 len(messages), sum(len(m.get("content", "")) for m in messages))
+        for i, message in enumerate(messages):
+            log.debug("LLM message %d (%s):\n%s", i + 1, message.get("role", "?"),
+                      self._redacted(message.get("content", "")))
+
+    def _redacted(self, text: str) -> str:
+        """`text` without the key, whole or as an endpoint's error shows it ("sk-...abcd")."""
+        key = self.config.api_key
+        return _KEYLIKE.sub("<key>", text.replace(key, "<key>") if key else text)
 
     def complete_json(self, messages: Sequence[Message],
                       schema_hint: SchemaHint | None = None) -> LLMReply:
@@ -151,6 +174,8 @@ class LLMClient:
                 return self._create(messages), attempt + 1
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
+                    log.info("LLM request refused: HTTP %d: %s", exc.status_code,
+                             self._redacted(_short(exc.message)))
                     raise LLMNoAnswer(f"{self.config.label} refused the request: HTTP "
                                       f"{exc.status_code}: {_short(exc.message)}",
                                       attempt + 1) from None
@@ -163,7 +188,12 @@ class LLMClient:
                 last = f"connection failed: {_short(str(exc))}"
                 wait = None
             if attempt < self.config.max_retries:
-                self._sleep(self._backoff(attempt, wait))
+                pause = self._backoff(attempt, wait)
+                log.info("LLM attempt %d of %d failed (%s); retrying in %.1f s", attempt + 1,
+                         self.config.max_retries + 1, self._redacted(last), pause)
+                self._sleep(pause)
+        log.info("LLM request failed after %d attempts: %s", self.config.max_retries + 1,
+                 self._redacted(last))
         raise LLMNoAnswer(f"{self.config.label}: {last} "
                           f"(after {self.config.max_retries + 1} attempts)",
                           self.config.max_retries + 1)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
+import shlex
 import signal
 import subprocess
 import threading
@@ -25,6 +27,7 @@ from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.worker.protocol import EvalRequest, encode
 
 HELLO_TIMEOUT_S = 120.0
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,11 @@ class Runner:
     def _ensure(self) -> WorkerProcess:
         if self.worker is not None and self.worker.alive():
             return self.worker
+        if self.starts:
+            log.info("restarting the worker (restart %d): %s", self.starts,
+                     shlex.join(self.command))
+        else:
+            log.info("starting the worker: %s", shlex.join(self.command))
         self.worker = WorkerProcess(self.command, self.env)
         self.starts += 1
         try:
@@ -229,6 +237,8 @@ class Runner:
         worker = self._ensure()
         answer = worker.request(message, timeout_s or self.timeout_s)
         if answer.get("fatal"):
+            log.info("the worker is replaced after a fatal error: %s",
+                     _first_line(str(answer.get("error"))))
             worker.kill()
             self.worker = None
         return answer
@@ -241,6 +251,8 @@ class Runner:
         try:
             answer = self.call(req.to_message(), timeout_s)
         except WorkerDied as exc:
+            log.info("the worker died (%s) at %s: %s", exc.status.value, req.task.shape_name,
+                     _first_line(str(exc)))
             self.worker = None
             return replace(base, status=exc.status, message=str(exc),
                            seconds=time.perf_counter() - start)
@@ -252,3 +264,7 @@ class Runner:
         return replace(base, status=status, message=str(answer.get("error")),
                        extra={k: v for k, v in answer.items() if k == "trace"},
                        seconds=time.perf_counter() - start)
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")[:300]

@@ -72,10 +72,11 @@ LAYERS: tuple[Layer, ...] = (
     Layer(8, "spec and the nouns every stage shares",
           "spec, its validator and Python description, kernel sources and templates, "
           "toolchain discovery, the LLM client, the run store, dtypes, expressions, "
-          "measurements, statistics, round records, the roofline, Markdown text",
+          "measurements, statistics, round records, the roofline, Markdown text, progress "
+          "events, the log's format and files",
           ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
            "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "backends.*.abi")),
+           "markdown", "progress", "logs", "backends.*.abi")),
     Layer(9, "errors, settings, resources",
           "typed exceptions; the one reader of environment variables; shipped data",
           ("errors", "settings", "resources")),

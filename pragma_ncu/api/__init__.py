@@ -10,7 +10,8 @@ does what `pragma-ncu` does without click (the commands are thin wrappers over t
 
 A spec is a `TaskSpec` (from `describe.task_spec` or `specfile.load_spec`), a kernel file (its
 spec is the .toml beside it, or `spec_path=`), or a .toml spec. Settings come from the
-environment unless given (`settings=`); `progress` receives a line at each step. A candidate's
+environment unless given (`settings=`); `progress` (a callable, or None) receives events
+(`pragma_ncu.progress`: each step's line, and a search's or re-test's count). A candidate's
 failure is part of the result; bad input and a broken environment raise `PragmaError`s (a
 missing GPU is a `NoGPUError`, except where the result says so: `tune`, `bench`).
 """

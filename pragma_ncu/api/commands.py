@@ -18,11 +18,9 @@ from pragma_ncu.api.application import (
 )
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
-    Progress,
     SpecLike,
     load,
     open_pool,
-    quiet,
     settings_or_default,
     shapes_of,
     target_of,
@@ -44,6 +42,7 @@ from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_launches
+from pragma_ncu.progress import Progress, logged, notes
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, source_suffixes
@@ -57,15 +56,16 @@ AnyProfileRun = ProfileRun | CpuRun  # each target's own record of a profiled in
 def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
           params: dict[str, ParamValue] | None = None, arch: str | None = None,
           timeout: float = 60.0, budget_ms: float = 100.0, pool: PoolRequest | None = None,
-          settings: Settings | None = None, progress: Progress = quiet) -> BenchReport:
+          settings: Settings | None = None, progress: Progress | None = None
+          ) -> BenchReport:
     """Build once, then verify and time the kernel at each of `shapes` (all of the spec's by
     default), spread over a pool's workers when one is asked for. Without a GPU the report
     says so (`device` None, `no_gpu_reason`) after compiling."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, shapes)
-    target = target_of(task)
+    target, say = target_of(task), notes(logged(progress))
     try:
-        workers = open_pool(target, settings, timeout, pool, progress)
+        workers = open_pool(target, settings, timeout, pool, say)
     except NoGPUError:
         workers = None  # bench then compiles and says there is no GPU
     try:
@@ -74,7 +74,7 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
             report: BenchReport = target.bench(task, chosen, settings, runner, params=params,
                                                arch=arch, timing=TimingConfig(
                                                    budget_ms=budget_ms),
-                                               progress=progress, pool=workers)
+                                               progress=say, pool=workers)
             return report
     finally:
         if workers is not None:
@@ -84,14 +84,15 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
 @checked
 def profile(spec: SpecLike, *, shape: str | Shape | None = None,
             options: ProfileOptions | None = None, settings: Settings | None = None,
-            progress: Progress = quiet) -> AnyProfileRun:
+            progress: Progress | None = None) -> AnyProfileRun:
     """Verify, time and profile the kernel at one shape (the spec's first by default) with its
     target's collector: ncu for CUDA (a ProfileRun: the .ncu-rep, ncu's log, profile.json),
     perf or cachegrind for C/C++ (a CpuRun). A failed step is the run's `problem`."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, [shape] if shape else None)[0]
     run: AnyProfileRun = target_of(task).profile(task, chosen, settings,
-                                                 options or ProfileOptions(), progress)
+                                                 options or ProfileOptions(),
+                                                 notes(logged(progress)))
     return run
 
 
@@ -116,7 +117,7 @@ class Explanation:
 def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
             ceiling_gbps: float | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
-            settings: Settings | None = None, progress: Progress = quiet,
+            settings: Settings | None = None, progress: Progress | None = None,
             sources: Sequence[Path] = ()) -> Explanation:
     """What limits each kernel of `report` (a Profile, a .ncu-rep, a profile.json, a folder of
     ncu CSV pages, or a kernel source profiled now), ranked by evidence, by the rules of the
@@ -163,7 +164,7 @@ def _beside(report: str | Path | Profile) -> list[Path]:
 
 def _launches_of(path: Path, reader: str, spec: Path | None, shape: str | None,
                  options: ProfileOptions | None, settings: Settings,
-                 progress: Progress) -> Launches:
+                 progress: Progress | None) -> Launches:
     """A kernel source is profiled now; a report's launches are read light (every launch's
     names, duration and launch configuration; full profiles only of those diagnosed)."""
     if path.suffix in source_suffixes():

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -13,17 +13,13 @@ from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
 from pragma_ncu.errors import SourceError, SpecError
 from pragma_ncu.pool.workers import WorkerPool
+from pragma_ncu.progress import Notice
 from pragma_ncu.runner import Runner
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.specfile import check_shapes, load_spec, spec_path_for
 
 SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
-Progress = Callable[[str], None]
-
-
-def quiet(_: str) -> None:
-    """The default progress: say nothing."""
 
 
 def settings_or_default(settings: Settings | None) -> Settings:
@@ -78,7 +74,7 @@ def _shape(spec: TaskSpec, item: str) -> Shape:
 
 
 def open_pool(target: Target, settings: Settings, timeout_s: float,
-              request: PoolRequest | None, notice: Progress) -> WorkerPool | None:
+              request: PoolRequest | None, notice: Notice) -> WorkerPool | None:
     """The started pool `request` asks for, or None for the usual single worker (a host
     without the devices is a NoGPUError or a PoolError)."""
     if request is None or not request.wanted:
@@ -90,7 +86,7 @@ def open_pool(target: Target, settings: Settings, timeout_s: float,
 
 @contextlib.contextmanager
 def connected(target: Target, settings: Settings, timeout_s: float,
-              request: PoolRequest | None, notice: Progress
+              request: PoolRequest | None, notice: Notice
               ) -> Iterator[tuple[Runner, WorkerPool | None]]:
     """The runner to work with, and the pool when one was asked for (its primary's runner:
     a Ray actor's runner has the Runner's interface); everything closed after."""

@@ -4,17 +4,15 @@ pool, its results written where asked."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
-    Progress,
     SpecLike,
     connected,
     load,
-    quiet,
     settings_or_default,
     shapes_of,
     target_of,
@@ -22,6 +20,7 @@ from pragma_ncu.api.common import (
 from pragma_ncu.backends.base import PoolRequest, Session, UsageError
 from pragma_ncu.errors import InputError, NoGPUError
 from pragma_ncu.pool.workers import WorkerPool
+from pragma_ncu.progress import Progress, logged, notes
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
@@ -33,11 +32,8 @@ from pragma_ncu.search.output import (
     write_table,
 )
 from pragma_ncu.search.results import Budget, SearchResult
-from pragma_ncu.search.serial import Progress as Evaluations
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-
-EvaluationsFor = Callable[[WorkerPool | None], Evaluations | None]
 
 
 @dataclass(frozen=True)
@@ -66,23 +62,23 @@ def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: st
              arch: str | None = None, timeout: float = 60.0, out: Path | None = None,
              configs: Path | None = None, config_format: TableFormat = OWN_LAYOUT,
              pool: PoolRequest | None = None, settings: Settings | None = None,
-             progress: Progress = quiet, evaluations: EvaluationsFor | None = None
-             ) -> SearchResult:
+             progress: Progress | None = None) -> SearchResult:
     """Search the parameters `spec` declares inside the device's limits (docs/tuner.md):
     every point verified at every shape, timed at `shapes` (all of the spec's by default; the
     others are then verified only), the top `top_k` re-tested over `rounds`, a winner only
     beyond the noise. With `out`, writes the instantiated best kernel, results.json,
     evaluations.jsonl and the config table (under `configs`, default out/configs, in the
-    layout `config_format` names) and lists them in `SearchResult.files`.
-    `evaluations(pool)` gives a callback for every evaluated point (the progress line)."""
+    layout `config_format` names) and lists them in `SearchResult.files`. `progress` hears
+    each step's line, and the search and the re-test as phases (points done of how many, the
+    best so far, each worker's count: pragma_ncu.progress)."""
     task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
                                                     time_budget, top_k, rounds, seed,
                                                     config_format)
-    with _session(task, settings, arch, timeout, pool, progress) as (session, workers):
+    progress = logged(progress)
+    with _session(task, settings, arch, timeout, pool, progress) as (session, _):
         found = search.autotune(task, chosen, session.evaluator(task), options,
                                 check_shapes=checks, incumbent=incumbent,
-                                progress=evaluations(workers) if evaluations else None,
-                                notice=progress)
+                                progress=progress, notice=notes(progress))
         result = _on(found, session)
     if out is None:
         return result
@@ -97,7 +93,7 @@ def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
                     incumbent: dict[str, ParamValue] | None = None, arch: str | None = None,
                     timeout: float = 60.0, out: Path | None = None, configs: Path | None = None,
                     config_format: TableFormat = OWN_LAYOUT, pool: PoolRequest | None = None,
-                    settings: Settings | None = None, progress: Progress = quiet
+                    settings: Settings | None = None, progress: Progress | None = None
                     ) -> ShapesResult:
     """`autotune` of each shape on its own (a configuration per shape; with a pool the shapes
     are spread over its workers). With `out`, each shape's results go to out/<shape> and every
@@ -106,10 +102,11 @@ def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
     task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
                                                     time_budget, top_k, rounds, seed,
                                                     config_format)
+    progress = logged(progress)
     with _session(task, settings, arch, timeout, pool, progress) as (session, _):
         found = search.autotune_shapes(task, chosen, session.evaluator(task), options,
                                        check_shapes=checks, incumbent=incumbent,
-                                       notice=progress)
+                                       progress=progress, notice=notes(progress))
         results = [_on(r, session) for r in found]
     if out is None:
         return ShapesResult(tuple(results))
@@ -166,16 +163,16 @@ def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shap
 
 @contextlib.contextmanager
 def _session(task: TaskSpec, settings: Settings, arch: str | None, timeout: float,
-             pool: PoolRequest | None, progress: Progress
+             pool: PoolRequest | None, progress: Progress | None
              ) -> Iterator[tuple[Session, WorkerPool | None]]:
     """The target's session on its worker (or pool), closed after; a worker that does not
     start is the target's no-device error."""
-    target = target_of(task)
+    target, say = target_of(task), notes(progress)
     try:
-        with connected(target, settings, timeout, pool, progress) as (runner, workers):
-            progress(f"starting the {target.device_word} worker")
+        with connected(target, settings, timeout, pool, say) as (runner, workers):
+            say(f"starting the {target.device_word} worker")
             yield target.open(task, settings, runner, arch=arch, pool=workers,
-                              notice=progress), workers
+                              notice=say), workers
     except NoGPUError as exc:
         raise target.no_device(exc.reason) from None
 

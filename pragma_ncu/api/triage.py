@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragma_ncu.api.arguments import checked
-from pragma_ncu.api.common import Progress, load, quiet, settings_or_default, shapes_of
+from pragma_ncu.api.common import load, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.progress import Notice, Progress, logged, notes
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, TaskSpec
 from pragma_ncu.store import DEFAULT_NAME
@@ -25,7 +26,7 @@ def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRE
            params: dict[str, ParamValue] | None = None, arch: str | None = None,
            repeats: int = 3, out: Path = Path("pragma-ncu-triage"), timeout: float = 180.0,
            store: Path = Path(DEFAULT_NAME), settings: Settings | None = None,
-           progress: Progress = quiet) -> TriageReport:
+           progress: Progress | None = None) -> TriageReport:
     """Compare BASE with NEW kernel by kernel: what the application lost, and why (see
     docs/triage.md). Each side is a .ncu-rep, a profile .json(.gz), a folder of ncu CSV pages,
     `run:ID` of the run store `store`, or a kernel (a source with its spec, `spec` or the .toml
@@ -36,14 +37,14 @@ def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRE
     options = ProfileOptions(params=dict(params or {}), arch=arch, source=True,
                              timeout_s=timeout, repeats=repeats)
     sides = [_side(str(target), role, spec, shape, options, out, reader, store, settings,
-                   progress) for role, target in (("BASE", base), ("NEW", new))]
+                   notes(logged(progress))) for role, target in (("BASE", base), ("NEW", new))]
     return compare(sides[0], sides[1], load_compendium(settings), threshold_pct=threshold,
                    kernel=kernel, by_order=by_order)
 
 
 def _side(target: str, role: str, spec: Path | None, shape: str | None,
           options: ProfileOptions, out: Path, reader: str, store: Path, settings: Settings,
-          progress: Progress) -> Side:
+          progress: Notice) -> Side:
     if not is_source(target):
         return read_side(target, role, settings, reader, store)
     task = _task(Path(target), spec)

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import (
-    Progress,
     SpecLike,
     connected,
     load,
-    quiet,
     settings_or_default,
     shapes_of,
     target_of,
@@ -29,6 +28,8 @@ from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.logs import RunLog, captured
+from pragma_ncu.progress import Notice, Progress, logged, notes
 from pragma_ncu.records import RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.results import Budget
@@ -37,6 +38,7 @@ from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.specfile import spec_tables, toml_text
 from pragma_ncu.store import DEFAULT_NAME, Store
 
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TuneResult:
@@ -89,7 +91,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
          timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
-         settings: Settings | None = None, progress: Progress = quiet) -> TuneResult:
+         settings: Settings | None = None, progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
     best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
@@ -100,8 +102,12 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
     store (and a spec built in Python, written beside it) is created when the run starts:
-    bad input, a missing device or a kernel that does not compile leave nothing behind."""
+    bad input, a missing device or a kernel that does not compile leave nothing behind.
+    `progress` hears each step's line and each search and re-test as phases
+    (pragma_ncu.progress). The run's log, every LLM request and reply included, is kept
+    beside the store (logs/<run id>.log; `files["log"]`)."""
     settings = settings_or_default(settings)
+    progress = logged(progress)
     with contextlib.ExitStack() as held:
         def opened() -> Store:
             return held.enter_context(contextlib.closing(Store.open(store)))
@@ -110,7 +116,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
             db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
             task = load(Path(config["kernel"]), Path(config["spec"]))
-            pool = resumed_pool(config, pool, progress)
+            pool = resumed_pool(config, pool, notes(progress))
             return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
                         settings, progress)
         if spec is None:
@@ -176,7 +182,7 @@ def _resumed(db: Store, wanted: str) -> tuple[str, dict[str, Any]]:
 
 
 def resumed_pool(config: dict[str, Any], given: PoolRequest | None,
-                 progress: Progress) -> PoolRequest | None:
+                 progress: Notice) -> PoolRequest | None:
     """The workers a resumed run measures on: those given now, whole, when any pool option
     is given (they replace the run's); else those the run was started with. Says which."""
     stored = PoolRequest.from_json(config.get("pool"))
@@ -192,32 +198,52 @@ def resumed_pool(config: dict[str, Any], given: PoolRequest | None,
     return given
 
 
+def run_log_path(store: Path, run_id: str) -> Path:
+    """Where a run's log is kept: beside its run store, logs/<run id>.log."""
+    return store.parent / "logs" / f"{run_id}.log"
+
+
 def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
          start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
          timeout: float, pool: PoolRequest | None, settings: Settings,
          progress: Progress) -> TuneResult:
+    """`_loop`, with everything the package logs meanwhile kept in the run's log file (what
+    came before the run had its id too; a resumed run's log goes on in the same file)."""
+    run_log = RunLog()
+    try:
+        with captured(run_log):
+            result = _loop(task, config, run_id, start, store, llm, arch, timeout, pool,
+                           settings, progress, run_log)
+    finally:
+        run_log.close()
+    if run_log.path is None:
+        return result
+    return replace(result, files={**result.files, "log": run_log.path})
+
+
+def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
+          start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
+          timeout: float, pool: PoolRequest | None, settings: Settings,
+          progress: Progress, run_log: RunLog) -> TuneResult:
     """The loop on a connected worker; `start` gives the run store once the device is open
-    (the run starts there). A failure marks the run failed, Ctrl-C interrupted: either is
-    resumed by --resume, from its last finished round (round 0 again when none finished)."""
-    options = loop.TuneOptions(
-        tuple(config["shapes"]),
-        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
-               move_points=config["budget"]),
-        SearchOptions(strategy=config["strategy"],
-                      budget=Budget(config["budget"], config["time_budget"]),
-                      seed=config["seed"], jobs=settings.jobs),
-        side_rounds=config.get("retest_rounds", 3))
-    backend = target_of(task)
+    (the run starts there, and its log file is named). A failure marks the run failed,
+    Ctrl-C interrupted: either is resumed by --resume, from its last finished round (round 0
+    again when none finished)."""
+    options = _options(config, llm, settings)
+    backend, say = target_of(task), notes(progress)
     resuming = run_id is not None
     try:
-        with connected(backend, settings, timeout, pool, progress) as (runner, workers):
-            progress(f"starting the {backend.device_word} worker")
+        with connected(backend, settings, timeout, pool, say) as (runner, workers):
+            say(f"starting the {backend.device_word} worker")
             session = backend.open(task, settings, runner, arch=arch, pool=workers)
             db = start()
             if run_id is None:
                 run_id = db.create_run(task.kernel_name, config["spec"], config,
                                        session.device)
-            progress(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
+            run_log.open(run_log_path(store, run_id))
+            log.info("run %s %s", run_id, "resumed" if resuming else "started")
+            log.debug("run %s: its options: %s", run_id, config)
+            say(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
             ctx = _context(task, config, session, db, run_id, store, options, llm, settings,
                            progress)
             state = loop.run(ctx, loop.load_state(ctx) if resuming else None)
@@ -226,17 +252,35 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     except KeyboardInterrupt:
         if run_id is not None:
             db.set_run_status(run_id, "interrupted")
+            log.info("run %s interrupted", run_id)
             raise TuneInterrupted(run_id) from None
         raise
     except Exception as exc:  # any failure: the run stays resumable, never "running"
         if run_id is not None:
             db.set_run_status(run_id, "failed", {"error": str(exc) if isinstance(
                 exc, PragmaError) else f"{type(exc).__name__}: {exc}"})
+            # the command says the error; the log keeps where it came from
+            log.info("run %s failed", run_id, exc_info=True)
         raise
     summary = loop.summary(ctx, state)
     db.set_run_status(run_id, "done", summary)
+    log.info("run %s done: %s", run_id, summary.get("stop_reason", ""))
+    log.debug("run %s: its summary: %s", run_id, summary)
     written = loop.write_best(ctx, state, ctx.run_dir)
     return TuneResult(run_id, summary, tuple(state.records), written)
+
+
+def _options(config: dict[str, Any], llm: LLMConfig | None,
+             settings: Settings) -> loop.TuneOptions:
+    """The loop's options from what the run recorded of them."""
+    return loop.TuneOptions(
+        tuple(config["shapes"]),
+        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
+               move_points=config["budget"]),
+        SearchOptions(strategy=config["strategy"],
+                      budget=Budget(config["budget"], config["time_budget"]),
+                      seed=config["seed"], jobs=settings.jobs),
+        side_rounds=config.get("retest_rounds", 3))
 
 
 def _without_device(task: TaskSpec, settings: Settings, arch: str | None,
@@ -264,4 +308,5 @@ def _context(task: TaskSpec, config: dict[str, Any], session: Session, db: Store
     if llm is not None:
         coder = LLMCoder(LLMClient(llm), loop.variant_checker(task, tables, run_dir, session))
     return loop.Context(task, tables, text, session, load_compendium(settings), db, run_id,
-                        run_dir, options, coder, llm.model if llm else "none", progress)
+                        run_dir, options, coder, llm.model if llm else "none",
+                        notes(progress), progress)

@@ -10,16 +10,14 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
-from pragma_ncu.cli.pool_options import pool_options, pool_progress
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.display import progress_display
+from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
-from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.report import autotune as tables
 from pragma_ncu.search.output import LAYOUTS
-from pragma_ncu.search.results import Evaluation, SearchResult
-from pragma_ncu.search.serial import Progress
-from pragma_ncu.search.space import point_key
+from pragma_ncu.search.results import SearchResult
 from pragma_ncu.search.strategies import STRATEGIES
 from pragma_ncu.spec import TaskSpec
 
@@ -89,20 +87,19 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
         raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
     task = load_task(kernel, spec)
     values = parse_params(incumbent)
-    notice = progress_printer(fmt == "table")
     options: dict[str, Any] = dict(
         shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget, top_k=top_k,
         rounds=rounds, seed=seed, incumbent=values, arch=arch, timeout=timeout,
         out=out_dir or api.default_out(task), configs=configs,
         config_format=api.TableFormat(config_format, batch_dim),
-        pool=api.PoolRequest(gpus, workers, ray), progress=notice)
+        pool=api.PoolRequest(gpus, workers, ray))
     try:
-        with user_errors(ValueError, keep=(NoGPUError,)):
+        with user_errors(ValueError, keep=(NoGPUError,)), \
+                progress_display(fmt == "table" or sys.stderr.isatty()) as show:
             if per_shape:
-                shaped = api.autotune_shapes(task, **options)
+                shaped = api.autotune_shapes(task, progress=show, **options)
             else:
-                result = api.autotune(task, evaluations=lambda pool: _progress(
-                    fmt == "table", pool), **options)
+                result = api.autotune(task, progress=show, **options)
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)
@@ -134,21 +131,6 @@ def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
         click.echo(f"table: {path}")
     for shape, written in files.items():
         click.echo(f"{shape}: {Path(written['results']).parent}")
-
-
-def _progress(enabled: bool, pool: WorkerPool | None) -> Progress:
-    if pool is not None:
-        return pool_progress(pool, enabled)
-    tty = sys.stderr.isatty()
-
-    def show(ev: Evaluation, best: Evaluation | None) -> None:
-        if not enabled:
-            return
-        value = f"{ev.objective:.2f} µs" if ev.objective is not None else ev.status
-        top = f"best {best.objective:.2f} µs" if best and best.objective else "no best yet"
-        line = f"  [{ev.index + 1}] {point_key(ev.point)}: {value} ({top})"
-        click.echo(line.ljust(100) + ("\r" if tty else "\n"), err=True, nl=False)
-    return show
 
 
 def _print(result: SearchResult) -> None:

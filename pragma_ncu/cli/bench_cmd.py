@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, progress_printer, user_errors
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
@@ -47,8 +48,7 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
     """
     task = load_task(kernel, spec)
     values = parse_params(params)
-    show = progress_printer(fmt == "table" and sys.stderr.isatty())
-    with user_errors():
+    with user_errors(), progress_display(fmt == "table" and sys.stderr.isatty()) as show:
         report = api.bench(task, shapes=shapes, params=values, arch=arch, timeout=timeout,
                            budget_ms=budget_ms, pool=api.PoolRequest(gpus, workers, ray),
                            progress=show)

@@ -9,7 +9,7 @@ import contextlib
 import errno
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +107,3 @@ def emit_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
 
-
-def progress_printer(enabled: bool) -> Callable[[str], None]:
-    def show(message: str) -> None:
-        if enabled:
-            click.echo(f"  .. {message}", err=True)
-    return show

@@ -9,7 +9,8 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.api.application import Application
-from pragma_ncu.cli.common import emit_json, progress_printer, user_errors
+from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
 from pragma_ncu.report.application import (
     DEFAULT_TOP,
@@ -62,8 +63,7 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
     application's time if each did; --kernel NAME shows a group's full detail.
     """
     options = profile_request(params, arch, metrics, sections, source, out, timeout)
-    show = progress_printer(fmt == "table" and sys.stderr.isatty())
-    with user_errors():
+    with user_errors(), progress_display(fmt == "table" and sys.stderr.isatty()) as show:
         found = api.explain(target, kernel=kernel_name, reader=reader, ceiling_gbps=ceiling_gbps,
                             spec=spec, shape=shape, options=options, progress=show,
                             sources=sources)

@@ -8,13 +8,15 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from pragma_ncu.cli.common import click_error, emit_json, progress_printer
+from pragma_ncu.cli.common import click_error, emit_json
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.errors import ExitStatus, LLMUnavailable, PragmaError, ToolchainError
 from pragma_ncu.knowledge.adapters import adapter_names, select_adapters
 from pragma_ncu.knowledge.pipeline import BuildSummary, SourcePlan, build_compendium
 from pragma_ncu.knowledge.sources import CrawlContext
 from pragma_ncu.knowledge.summarize import LLMSummarizer, RuleSummarizer, Summarizer
 from pragma_ncu.llm import LLMClient, LLMConfig
+from pragma_ncu.progress import notes
 from pragma_ncu.settings import Settings, load_settings
 from pragma_ncu.toolchain import find_ncu
 
@@ -51,12 +53,13 @@ def build(chip: str, online: bool, no_llm: bool, source_names: tuple[str, ...],
     settings = load_settings()
     context, ncu_note = crawl_context(settings, chip, online, ncu_docs, sections)
     summarizer, how = make_summarizer(settings, no_llm)
-    show = progress_printer(True)
-    show(ncu_note)
-    show(f"summaries by {how}")
     try:
-        summary = build_compendium(settings, SourcePlan(select_adapters(source_names), context),
-                                   summarizer, show, jobs=jobs)
+        with progress_display(True) as display:
+            show = notes(display)
+            show(ncu_note)
+            show(f"summaries by {how}")
+            summary = build_compendium(settings, SourcePlan(select_adapters(source_names),
+                                                            context), summarizer, show, jobs=jobs)
     except PragmaError as exc:
         raise click_error(exc) from None
     if fmt == "json":

@@ -15,6 +15,7 @@ from pragma_ncu.cli.explain_cmd import explain
 from pragma_ncu.cli.init_cmd import init
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
 from pragma_ncu.cli.knowledge_cmd import knowledge
+from pragma_ncu.cli.log_options import commands, log_options
 from pragma_ncu.cli.profile_cmd import profile
 from pragma_ncu.cli.trace_cmd import trace_command
 from pragma_ncu.cli.triage_cmd import triage_command
@@ -51,6 +52,8 @@ cli.add_command(triage_command)
 cli.add_command(tune)
 cli.add_command(trace_command)
 cli.add_command(config_group)
+for _command in commands(cli):  # every command takes --verbose and --log-file
+    log_options(_command)
 
 
 def main() -> None:

@@ -11,13 +11,8 @@ import click
 from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.backends.cuda.collect import DEFAULT_SECTIONS
-from pragma_ncu.cli.common import (
-    emit_json,
-    load_task,
-    parse_params,
-    progress_printer,
-    user_errors,
-)
+from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
 from pragma_ncu.settings import load_settings
@@ -83,7 +78,8 @@ def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[st
     task = load_task(kernel, spec)
     options = profile_request(params, arch, metrics, sections, source, out, timeout)
     with user_errors():
-        run = api.profile(task, shape=shape, options=options, progress=progress_printer(show))
+        with progress_display(show) as progress:
+            run = api.profile(task, shape=shape, options=options, progress=progress)
         if fmt == "json":
             emit_json(render.as_json(run))
         else:

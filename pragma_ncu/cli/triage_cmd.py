@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, parse_params, progress_printer, user_errors
+from pragma_ncu.cli.common import emit_json, parse_params, user_errors
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.errors import exit_status
 from pragma_ncu.store import DEFAULT_NAME
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
@@ -77,9 +78,8 @@ def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
     for a .ncu-rep, no GPU for a kernel side). With --format junit, a triage that cannot
     be made is an XML document too, one test case with an <error> saying why.
     """
-    show = progress_printer(fmt == "text" and sys.stderr.isatty())
     try:
-        with user_errors():
+        with user_errors(), progress_display(fmt == "text" and sys.stderr.isatty()) as show:
             report = api.triage(base, new, threshold=threshold, kernel=kernel_name,
                                 by_order=match_by == "order", reader=reader, spec=spec,
                                 shape=shape, params=parse_params(params), arch=arch,

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import click_error, emit_json, progress_printer, user_errors
+from pragma_ncu.cli.common import click_error, emit_json, user_errors
+from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
@@ -87,14 +88,15 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
     settings = load_settings()
     llm = None if no_llm else api.llm_config(settings, llm_model, llm_base_url, llm_timeout)
     try:
-        with user_errors(ValueError, keep=(api.DeviceCheckError,)):
+        with user_errors(ValueError, keep=(api.DeviceCheckError,)), \
+                progress_display(fmt == "table" or sys.stderr.isatty()) as show:
             result = api.tune(kernel, spec_path=spec, shapes=shapes, rounds=rounds,
                               target=target, patience=patience, budget=budget,
                               time_budget=time_budget, strategy=strategy, seed=seed, llm=llm,
                               resume=resume_id, store=store_path, arch=arch, timeout=timeout,
                               pool=api.PoolRequest(gpus, workers, ray),
                               retest_rounds=retest_rounds, settings=settings,
-                              progress=progress_printer(fmt == "table"))
+                              progress=show)
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)
         raise click_error(exc) from None

@@ -13,6 +13,7 @@ a message, a call or an error.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import tomllib
@@ -42,6 +43,7 @@ KINDS = ("rewrite", "repair")
 ROLE = "coder"
 MAX_FEEDBACK_CHARS = 4000  # of a compile log sent back: its first errors are the ones that count
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ class LLMCoder:
                 continue
             variant, error = self._accept(reply.text, request, name, spec)
             calls.append(_call(reply, "ok" if variant else f"refused: {_one_line(error)}"))
+            log.info("coder reply %d of %d: %s", attempt + 1, self.max_attempts,
+                     calls[-1].outcome)
             if variant is not None:
                 return CoderResult(variant, tuple(calls))
             messages = [*messages, {"role": "assistant", "content": reply.text},

@@ -12,6 +12,8 @@ adapter on fixtures, and the same code runs ncu and perf for real.
 
 from __future__ import annotations
 
+import logging
+import shlex
 import subprocess
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -39,12 +41,14 @@ class CommandResult:
         return self.returncode == 0 and not self.missing
 
 
+log = logging.getLogger(__name__)
 CommandRunner = Callable[[Sequence[str], float], CommandResult]  # (argv, timeout_s)
 Fetcher = Callable[[str, float], str]  # (url, timeout_s) -> text; raises OSError on failure
 
 
 def run_command(argv: Sequence[str], timeout_s: float) -> CommandResult:
     """Run a program, capture its text output; a missing program or a timeout is data."""
+    log.info("running: %s", shlex.join(argv))
     try:
         proc = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
                               timeout=timeout_s, check=False)
@@ -59,6 +63,7 @@ def run_command(argv: Sequence[str], timeout_s: float) -> CommandResult:
 
 def fetch_url(url: str, timeout_s: float) -> str:
     """GET a page as text (only used with --online)."""
+    log.info("fetching %s", url)
     request = urllib.request.Request(url, headers={"User-Agent": "pragma-ncu knowledge build"})
     with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
         charset = response.headers.get_content_charset() or "utf-8"

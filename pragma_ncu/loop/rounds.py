@@ -31,6 +31,7 @@ from pragma_ncu.loop.side_by_side import (
     failure_summary,
     side_by_side,
 )
+from pragma_ncu.progress import Progress
 from pragma_ncu.records import (
     Decision,
     KernelState,
@@ -82,6 +83,7 @@ class Context:
     coder: LLMCoder | None = None
     llm_label: str = "none"  # model@endpoint, never the key
     notice: Notice = lambda _: None
+    progress: Progress | None = None  # each search and re-test as phases (None: lines only)
 
     @property
     def tuned_shapes(self) -> tuple[Shape, ...]:
@@ -146,6 +148,7 @@ def variant_checker(spec: TaskSpec, base: dict[str, Any], run_dir: Path,
 def baseline(ctx: Context) -> State:
     """Round 0: the original kernel at its defaults, verified everywhere, re-tested, profiled."""
     ctx.store.begin_round(ctx.run_id, 0)
+    ctx.notice("round 0: building, verifying and timing the original kernel")
     variant = original_variant(ctx.spec)
     spec, evaluator = _evaluator(ctx, {}, variant)
     point = dict(spec.default_params())
@@ -236,7 +239,7 @@ def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Out
         return _Outcome(failure="spec", failure_text=str(exc))
     problem = Problem(spec, ctx.tuned_shapes, Space.from_spec(spec), {}, ctx.check_shapes)
     result = tune_parameters(problem, evaluator, ctx.options.search, clock=ctx.backend.clock,
-                             notice=ctx.notice)
+                             notice=ctx.notice, progress=ctx.progress)
     for e in result.evaluations:
         _store_evaluation(ctx, number, variant, e)
     space, search = _space(spec), _search_summary(result)
@@ -258,7 +261,7 @@ def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskS
     best = Entrant(best_eval, best_point, best_eval.build(best_point), is_best=True)
     ctx.notice("side by side with the historical best")
     best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, ctx.options.side_rounds,
-                                    judge, ctx.notice)
+                                    judge, ctx.notice, ctx.progress)
     verified = _verified_everywhere(result.evaluations, winner.point)
     acceptance = accept(best_rt, cand_rt, verified)
     before = _refreshed(st.best, best_rt)

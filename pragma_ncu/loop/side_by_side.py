@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pragma_ncu.progress import Meter, Progress
 from pragma_ncu.search.evaluator import CHECK
 from pragma_ncu.search.results import Evaluation, Retest
 from pragma_ncu.search.retest import Entrant, Judge, Notice, Rounds, settle
@@ -21,14 +22,18 @@ __all__ = ["Entrant", "check_everywhere", "evaluation_row", "failure_summary", "
 
 
 def side_by_side(entrants: Sequence[Entrant], shapes: Sequence[Shape], rounds: int,
-                 judge: Judge | None = None, notice: Notice = lambda _: None) -> list[Retest]:
+                 judge: Judge | None = None, notice: Notice = lambda _: None,
+                 progress: Progress | None = None) -> list[Retest]:
     """Each entrant at each shape, `rounds` times, interleaved (a failure ends that entrant);
-    with a `judge`, more rounds while its verdict is undecided (`search.retest.settle`)."""
+    with a `judge`, more rounds while its verdict is undecided (`search.retest.settle`),
+    reported to `progress` as a phase counted in rounds."""
     together = Rounds(entrants, shapes)
     if judge is None:
         together.run(rounds)
         return together.retests()
-    retests, _ = settle(together, rounds, judge, notice=notice)
+    meter = Meter(progress, notice, "side by side", "", rounds, "rounds")
+    retests, _ = settle(together, rounds, judge, notice=notice, meter=meter)
+    meter.end()
     return retests
 
 

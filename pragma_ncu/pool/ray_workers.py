@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import socket
@@ -35,6 +36,8 @@ from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.pool.workers import PoolError, Slot
 from pragma_ncu.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.worker.protocol import EvalRequest, eval_request_from_dict
+
+log = logging.getLogger(__name__)
 
 INSTALL = 'pip install "pragma-ncu[ray]"'
 STAGE = "@stage@"  # stands for the actor's staging folder in shipped paths
@@ -218,6 +221,8 @@ class RayRunner:
         if self._actor is not None:
             return self._actor
         need = {"num_cpus": 1, "num_gpus": 0} if self.cpu else {"num_cpus": 0, "num_gpus": 1}
+        log.info("%s the Ray actor of %s", "restarting" if self.starts else "starting",
+                 self.slot.label)
         actor = self._cls.options(**need).remote(self.cpu, self.timeout_s,
                                                  os.environ.get("OMP_NUM_THREADS"),
                                                  self.worker_args)
@@ -270,10 +275,12 @@ class RayRunner:
             answer = self.ray.get(getattr(actor, method).remote(packed, files, timeout_s),
                                   timeout=wait)
         except self.ray.exceptions.GetTimeoutError:
+            log.info("the Ray actor of %s gave no answer within %.0f s", self.slot.label, wait)
             self._lose()
             raise WorkerDied(Status.TIMEOUT, f"the Ray actor of {self.slot.label} gave no "
                              f"answer within {wait:.0f} s: killed") from None
         except self.ray.exceptions.RayActorError as exc:
+            log.info("the Ray actor of %s died: %s", self.slot.label, _first_line(exc))
             self._lose()
             raise WorkerDied(Status.WORKER_CRASH, f"the Ray actor of {self.slot.label} died: "
                              f"{_first_line(exc)}") from None

@@ -12,6 +12,7 @@ Lanes are mutated by one thread only: the scheduler that hands them work.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from pragma_ncu.pool.calibration import Calibration
 from pragma_ncu.worker.protocol import EvalRequest
 
 MAX_FAILURES = 3  # device failures in a row before the device is dropped
+log = logging.getLogger(__name__)
 Notice = Callable[[str], None]
 
 
@@ -208,6 +210,7 @@ class WorkerPool:
         """A failure of the device rather than of a candidate; True when that was one too
         many in a row and the device is dropped."""
         lane.failures += 1
+        log.info("%s: device failure %d in a row: %s", lane.label, lane.failures, why)
         if lane.failures >= self.max_failures:
             self.drop(lane, f"{lane.failures} failures in a row; the last: {why}")
             return True

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
+import shlex
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -26,6 +28,7 @@ from pragma_ncu.profile.units import to_base
 
 Executor = Callable[[list[str]], str]  # runs a command, returns its stdout (raises on failure)
 
+log = logging.getLogger(__name__)
 _FIXED_COLUMNS = 11  # ID .. CC, before the metric columns of the raw page
 _NUMBER = re.compile(r"^-?[\d,]*\.?\d+(?:[eE][-+]?\d+)?$")
 # Short stall names of the source page -> the reason names used in metric names.
@@ -42,6 +45,7 @@ STALL_COLUMNS = {
 
 
 def run_ncu(command: list[str]) -> str:
+    log.info("ncu: %s", shlex.join(command))
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} ... failed: {proc.stderr.strip()[:500]}")

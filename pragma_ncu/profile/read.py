@@ -18,6 +18,8 @@ import csv
 import functools
 import gzip
 import json
+import logging
+import shlex
 import subprocess
 import zlib
 from collections.abc import Callable, Iterator
@@ -33,6 +35,7 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.toolchain import NcuInfo, find_ncu
 
 DUMP_TIMEOUT_S = 300
+log = logging.getLogger(__name__)
 # What a reader trips over in a malformed file (a truncated gzip stream is an EOFError, a
 # garbled one a zlib.error, a short CSV row an IndexError, a JSON of another shape a KeyError,
 # TypeError or AttributeError, a NUL byte a csv.Error, a JSON nested beyond Python's limit a
@@ -174,6 +177,7 @@ def dump_with_ncu_report(path: Path, python_dir: Path, python: str, *options: st
     ncu_dump's --light or --actions)."""
     cmd = [python, "-m", "pragma_ncu.profile.ncu_dump", str(path), "--ncu-python",
            str(python_dir), *options]
+    log.info("reading with ncu_report: %s", shlex.join(cmd))
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DUMP_TIMEOUT_S)
     except subprocess.TimeoutExpired:

@@ -32,8 +32,8 @@ from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Budget, Evaluation, WorkerSummary
 from pragma_ncu.search.serial import (
     Clock,
+    PointDone,
     Problem,
-    Progress,
     SearchLog,
     evaluate_built,
     incumbent_point,
@@ -109,7 +109,7 @@ class _Run:
     strategy: Strategy
     budget: Budget
     clock: Clock
-    progress: Progress | None
+    progress: PointDone | None
     start: float
     log: SearchLog = field(default_factory=SearchLog)
     ready: deque[tuple[Point, Future[BuildResult]]] = field(default_factory=deque)
@@ -125,7 +125,7 @@ class _Run:
 
 def run_parallel_search(problem: Problem, pooled: PooledEvaluator, strategy: Strategy,
                         budget: Budget, *, jobs: int = 1, clock: Clock = time.perf_counter,
-                        progress: Progress | None = None) -> SearchLog:
+                        progress: PointDone | None = None) -> SearchLog:
     """Evaluate points on every live worker until the strategy runs dry or the budget is
     spent; the points in flight when it is spent are finished and kept."""
     run = _Run(problem, pooled, strategy, budget, clock, progress, clock(),

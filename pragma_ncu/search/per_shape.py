@@ -21,6 +21,7 @@ from pragma_ncu.build import BuildResult
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, PoolError, WorkerPool
+from pragma_ncu.progress import Meter, Notice, Progress, WorkerCount
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.results import SearchResult, WorkerSummary
@@ -31,8 +32,8 @@ from pragma_ncu.spec import Shape
 if TYPE_CHECKING:
     from pragma_ncu.search.autotune import SearchOptions
 
-Notice = Callable[[str], None]
-Tune = Callable[[Problem, Evaluator, "SearchOptions", Notice], SearchResult]  # tune_parameters
+# tune_parameters: a problem, its evaluator and options, where to say lines and report phases
+Tune = Callable[[Problem, Evaluator, "SearchOptions", Notice, Progress | None], SearchResult]
 
 
 class SharedBuilds:
@@ -75,21 +76,29 @@ class OnLane:
 
 
 def tune_each_shape(problems: Sequence[Problem], evaluator: Evaluator, options: SearchOptions,
-                    tune: Tune, *, notice: Notice = lambda _: None) -> list[SearchResult]:
+                    tune: Tune, *, notice: Notice = lambda _: None,
+                    progress: Progress | None = None) -> list[SearchResult]:
     """One search per problem (each times one shape) through `tune`; results in the problems'
-    order."""
+    order. One after another, each search reports its phases to `progress`; spread over a
+    pool's workers, the searches say nothing and the shapes are the phase counted."""
     pooled = evaluator if isinstance(evaluator, PooledEvaluator) else None
     if pooled is None or len(problems) < len(pooled.pool.live):
         out = []
         for i, problem in enumerate(problems):
             notice(f"shape {problem.shapes[0].name} ({i + 1}/{len(problems)})")
-            out.append(tune(problem, evaluator, options, notice))
+            out.append(tune(problem, evaluator, options, notice, progress))
         return out
-    return _spread(problems, pooled, options, tune, notice)
+    meter = Meter(progress, notice, "shapes", f"tuning {len(problems)} shapes on "
+                  f"{len(pooled.pool.live)} workers, one shape each at a time", len(problems),
+                  "shapes")
+    try:
+        return _spread(problems, pooled, options, tune, notice, meter)
+    finally:
+        meter.end()
 
 
 def _spread(problems: Sequence[Problem], pooled: PooledEvaluator, options: SearchOptions,
-            tune: Tune, notice: Notice) -> list[SearchResult]:
+            tune: Tune, notice: Notice, meter: Meter) -> list[SearchResult]:
     """Each live worker tunes the next shape waiting; a worker that cannot start hands its
     shape back and, after too many failures, is dropped."""
     pool = pooled.pool
@@ -114,6 +123,9 @@ def _spread(problems: Sequence[Problem], pooled: PooledEvaluator, options: Searc
             done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
             for finished in done:
                 _collect(finished, inflight, pending, results, problems, notice, pool)
+                meter.advance(len(results), workers=tuple(
+                    WorkerCount(a.label, a.done, a.deaths, bool(a.dropped))
+                    for a in pool.activity()))
     if pending:
         raise PoolError(f"no worker is left for {len(pending)} shape(s)")
     return [results[i] for i in range(len(problems))]
@@ -122,7 +134,7 @@ def _spread(problems: Sequence[Problem], pooled: PooledEvaluator, options: Searc
 def _tune_on(tune: Tune, problem: Problem, evaluator: OnLane, lane: Lane,
              options: SearchOptions) -> SearchResult:
     start = time.perf_counter()
-    result = tune(problem, evaluator, options, lambda _: None)  # threads print nothing
+    result = tune(problem, evaluator, options, lambda _: None, None)  # threads say nothing
     evs = tuple(replace(e, device=lane.device) for e in result.evaluations)
     measured = sum(1 for e in evs if e.measurements or e.checked)
     seconds = max(time.perf_counter() - start, 1e-9)

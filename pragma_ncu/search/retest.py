@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from pragma_ncu.build import BuildResult
 from pragma_ncu.measurement import Measurement
+from pragma_ncu.progress import Meter
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.evaluator import RETEST, Evaluator
 from pragma_ncu.search.results import FASTER, Evaluation, Retest, ShapeTime, Verdict
@@ -68,6 +69,7 @@ class Rounds:
         self.samples: list[dict[str, list[Measurement]]] = [{} for _ in self.entrants]
         self.failures: list[Measurement | str | None] = [_unbuilt(e) for e in self.entrants]
         self.count = 0
+        self.on_round: Callable[[int], None] | None = None  # told each round's number
 
     def run(self, rounds: int, only: Collection[int] | None = None) -> None:
         """`rounds` more rounds, of every entrant or of those at the indices `only`."""
@@ -77,6 +79,8 @@ class Rounds:
                 if self.failures[i] is None and (only is None or i in only):
                     self._measure(i)
             self.count += 1
+            if self.on_round is not None:
+                self.on_round(self.count)
 
     def _measure(self, index: int) -> None:
         entrant = self.entrants[index]
@@ -106,11 +110,15 @@ MORE_ROUNDS = 4  # an undecided re-test may grow to this many times its first ro
 
 
 def settle(rounds: Rounds, first: int, judge: Judge, most: int | None = None,
-           notice: Notice = lambda _: None) -> tuple[list[Retest], list[Verdict]]:
+           notice: Notice = lambda _: None,
+           meter: Meter | None = None) -> tuple[list[Retest], list[Verdict]]:
     """Run `first` rounds, then, while a verdict of `judge` is undecided, `first` more rounds
     of the entrants it compares, up to `most` rounds (MORE_ROUNDS times `first` by default);
-    the last re-tests and verdicts (those still undecided say so)."""
+    the last re-tests and verdicts (those still undecided say so). `meter` is told each
+    round, and the rounds' new total when more are added."""
     most = max(first, most if most is not None else MORE_ROUNDS * first)
+    if meter is not None:
+        rounds.on_round = meter.advance
     rounds.run(first)
     while True:
         retests = rounds.retests()
@@ -125,18 +133,21 @@ def settle(rounds: Rounds, first: int, judge: Judge, most: int | None = None,
         assert seen is not None
         notice(f"undecided after {rounds.count} re-test rounds ({seen.speedup:.2f}×, noise "
                f"{seen.noise_pct:.0f}%): {more} more")
+        if meter is not None:
+            meter.advance(rounds.count, total=rounds.count + more)
         rounds.run(more, only)
 
 
 def retest(points: Sequence[Point], builds: dict[str, BuildResult], shapes: Sequence[Shape],
            evaluator: Evaluator, rounds: int, incumbent: Point, judge: Judge,
-           notice: Notice = lambda _: None) -> tuple[list[Retest], list[Verdict]]:
+           notice: Notice = lambda _: None,
+           meter: Meter | None = None) -> tuple[list[Retest], list[Verdict]]:
     """Measure every point at every shape, `rounds` times, interleaved, and more rounds while
-    a verdict of `judge` cannot be decided (`settle`)."""
+    a verdict of `judge` cannot be decided (`settle`, which tells `meter` each round)."""
     inc_key = point_key(incumbent)
     entrants = [Entrant(evaluator, p, builds.get(point_key(p)), point_key(p) == inc_key)
                 for p in points]
-    return settle(Rounds(entrants, shapes), rounds, judge, notice=notice)
+    return settle(Rounds(entrants, shapes), rounds, judge, notice=notice, meter=meter)
 
 
 def summarize(point: Point, by_shape: dict[str, list[Measurement]],

@@ -25,7 +25,7 @@ from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy, Strategy
 from pragma_ncu.spec import Shape, TaskSpec
 
 Clock = Callable[[], float]
-Progress = Callable[[Evaluation, "Evaluation | None"], None]
+PointDone = Callable[[Evaluation, "Evaluation | None"], None]  # a point, the best so far
 ENUMERATE_LIMIT = 200_000  # larger spaces are not enumerated to count their feasible points
 
 
@@ -73,12 +73,14 @@ def feasible_points(problem: Problem, limits: feasibility.Limits) -> list[Point]
 
 
 def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibility.Limits,
-                    seed: int, parallel: bool = False) -> Strategy:
+                    seed: int, parallel: bool = False,
+                    feasible: list[Point] | None = None) -> Strategy:
     """"auto": exhaustive when every feasible point fits the evaluation budget, else TPE.
     `parallel`: points are asked for while others are still measured (many workers), so TPE
-    imagines their values (a constant liar) instead of proposing their neighbours again."""
+    imagines their values (a constant liar) instead of proposing their neighbours again.
+    `feasible`: `feasible_points` when the caller has listed them already."""
     if name == "auto":
-        points = feasible_points(problem, limits)
+        points = feasible if feasible is not None else feasible_points(problem, limits)
         small = points is not None and (budget.evaluations is None
                                          or len(points) + 1 <= budget.evaluations)
         name = "exhaustive" if small else "tpe"
@@ -87,9 +89,24 @@ def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibi
     return OptunaStrategy(problem.space, name, seed, parallel=parallel)
 
 
+def planned(problem: Problem, budget: Budget, limits: feasibility.Limits,
+            feasible: list[Point] | None) -> int | None:
+    """How many points a search will compile and measure at most: its feasible points (the
+    incumbent among them, wherever it lies) within the evaluation budget; the budget alone
+    when the feasible points are not listed, None when neither bounds it (a time budget)."""
+    if feasible is None:
+        return budget.evaluations
+    keys = {point_key(p) for p in feasible}
+    incumbent = incumbent_point(problem)
+    if point_key(incumbent) not in keys and feasibility.check_point(
+            problem.spec, incumbent, problem.all_shapes, limits) is None:
+        keys.add(point_key(incumbent))
+    return len(keys) if budget.evaluations is None else min(len(keys), budget.evaluations)
+
+
 def run_search(problem: Problem, evaluator: Evaluator, strategy: Strategy, budget: Budget, *,
                jobs: int = 1, clock: Clock = time.perf_counter,
-               progress: Progress | None = None) -> SearchLog:
+               progress: PointDone | None = None) -> SearchLog:
     """Evaluate points until the strategy runs dry or the budget is spent."""
     log = SearchLog()
     start = clock()

@@ -160,25 +160,6 @@ def test_gpus_on_a_host_without_a_gpu_is_no_gpu(monkeypatch: pytest.MonkeyPatch,
     assert "Traceback" not in res.output
 
 
-def test_progress_shows_each_gpus_share_and_the_overall_rate(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    from pragma_ncu.cli.pool_options import pool_progress
-    from pragma_ncu.pool.workers import LaneActivity
-
-    class Pool:
-        def activity(self):
-            return (LaneActivity("gpu0", "H200", "BM=128", 5, 0, 0, ""),
-                    LaneActivity("gpu1", "H200", "", 4, 1, 1, ""),
-                    LaneActivity("gpu2", "H200", "", 0, 3, 3, "3 failures in a row"))
-    show = pool_progress(Pool(), True, every_s=0.0)  # type: ignore[arg-type]
-    best = Evaluation(0, {"BM": 64}, "ok")
-    show(Evaluation(9, {"BM": 128}, "ok", elapsed_s=2.0), best)
-    line = capsys.readouterr().err
-    assert "[1 points, 0.5/s]" in line
-    assert "gpu0 5" in line and "gpu1 4 (1 died)" in line and "gpu2 dropped" in line
-    assert "no best yet" in line  # `best` has no measurements, so no objective
-
-
 class _FakeRay:
     """Just enough of the `ray` module for RayRunner: actors run in this process; `fail` plants
     what the next `get` raises."""

@@ -60,7 +60,7 @@ def test_a_resumed_run_measures_on_the_gpus_it_started_with(tmp_path: Path,
     started = PoolRequest(GpuSelection(ordinals=(0, 2)))
     store, run_id = _interrupted(tmp_path, started, handed)
     said: list[str] = []
-    api.tune(resume=run_id, store=store, pool=PoolRequest(), progress=said.append)
+    api.tune(resume=run_id, store=store, pool=PoolRequest(), progress=lambda e: said.append(e.text))
     assert handed[-1][1] == started  # the command line gives an empty request: not given
     assert "pool: the run's --gpus 0,2 (give --gpus, --workers or --ray to change it)" in said
 
@@ -70,7 +70,7 @@ def test_pool_options_given_with_resume_replace_the_runs_whole(tmp_path: Path,
     store, run_id = _interrupted(tmp_path, PoolRequest(GpuSelection(), None, "auto"), handed)
     said: list[str] = []
     given = PoolRequest(GpuSelection(count=2))
-    api.tune(resume=run_id, store=store, pool=given, progress=said.append)
+    api.tune(resume=run_id, store=store, pool=given, progress=lambda e: said.append(e.text))
     assert handed[-1][1] == given  # --gpus 2 alone: the run's --ray is not kept
     assert said[0] == "pool: --gpus 2 as given, instead of the run's --gpus all --ray auto"
 
@@ -78,5 +78,5 @@ def test_pool_options_given_with_resume_replace_the_runs_whole(tmp_path: Path,
 def test_a_run_without_a_pool_resumes_on_one_worker(tmp_path: Path, handed: list[Any]) -> None:
     store, run_id = _interrupted(tmp_path, None, handed)
     said: list[str] = []
-    api.tune(resume=run_id, store=store, progress=said.append)
+    api.tune(resume=run_id, store=store, progress=lambda e: said.append(e.text))
     assert handed[-1][1] is None and not any(s.startswith("pool:") for s in said)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pragma_ncu.progress import Advance, Begin, End, Event, Note
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.per_shape import tune_each_shape
@@ -74,12 +75,14 @@ def test_shapes_tuned_each_on_its_own_are_spread_over_the_workers(tmp_path: Path
         return builders[-1]
     gpus = [FakeGpu("GPU-aaaa", delay_s=0.002), FakeGpu("GPU-bbbb", delay_s=0.002)]
     notices: list[str] = []
+    events: list[Event] = []
     with fake_pool(tmp_path, gpus).start() as pool:
         results = tune_each_shape(problems, PooledEvaluator(pool, make),
                                   SearchOptions(strategy="exhaustive", budget=Budget(500),
                                                 jobs=2),
-                                  lambda p, e, o, n: tune_parameters(p, e, o, notice=n),
-                                  notice=notices.append)
+                                  lambda p, e, o, n, r: tune_parameters(p, e, o, notice=n,
+                                                                        progress=r),
+                                  notice=notices.append, progress=events.append)
     assert [r.shapes for r in results] == [(s.name,) for s in spec.shapes]
     used = set()
     for r in results:
@@ -92,6 +95,11 @@ def test_shapes_tuned_each_on_its_own_are_spread_over_the_workers(tmp_path: Path
     builds = [k for b in builders for k in b.builds]
     assert len(builds) == len(set(builds)) == 72  # each point compiled once for all shapes
     assert sum("shapes)" in n for n in notices) == 4
+    # the shapes are the phase counted (the searches on the workers' threads say nothing)
+    assert {type(e) for e in events} == {Begin, Advance, End}
+    assert {e.phase for e in events if not isinstance(e, Note)} == {"shapes"}
+    last = [e for e in events if isinstance(e, Advance)][-1]
+    assert (last.done, last.total) == (4, 4) and sum(w.done for w in last.workers) == 4
 
 
 def test_fewer_shapes_than_workers_are_tuned_one_after_another_on_all(tmp_path: Path) -> None:
@@ -102,6 +110,6 @@ def test_fewer_shapes_than_workers_are_tuned_one_after_another_on_all(tmp_path: 
         (result,) = tune_each_shape(
             problems, PooledEvaluator(pool, lambda lane: FakeGpuEvaluator(lane.runner)),
             SearchOptions(strategy="exhaustive", budget=Budget(500), jobs=2),
-            lambda p, e, o, n: tune_parameters(p, e, o, notice=n))
+            lambda p, e, o, n, r: tune_parameters(p, e, o, notice=n, progress=r))
     assert {e.device.label for e in result.evaluations if e.device} == {"gpu0", "gpu1"}
     assert result.retest_device.label == "gpu0"

@@ -8,7 +8,9 @@ worker's stdout is the protocol channel), and a timeout that kills the whole pro
 
 from __future__ import annotations
 
+import logging
 import re
+import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -18,6 +20,8 @@ from pathlib import Path
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.runner import Runner, WorkerDied
 from pragma_ncu.worker.protocol import EvalRequest
+
+_log = logging.getLogger(__name__)  # ("log" is ncu's log file here)
 
 DEFAULT_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "MemoryWorkloadAnalysis",
                     "ComputeWorkloadAnalysis", "SchedulerStats", "WarpStateStats")
@@ -138,12 +142,15 @@ def collect(ncu: str, worker: Sequence[str], eval_req: EvalRequest, req: Collect
     report.unlink(missing_ok=True)
     cmd = ncu_command(ncu, eval_req.candidate.symbol, req, report, log) + list(worker)
     start = time.perf_counter()
+    _log.info("ncu: %s", shlex.join(cmd))
     status, message = _drive(cmd, eval_req, req, env)
     wall = time.perf_counter() - start
     log_text = log.read_text(errors="replace") if log.is_file() else ""
     if status is not CollectStatus.TIMEOUT:
         status, message = classify_log(log_text, report.is_file(), status, message,
                                        eval_req.candidate.symbol)
+    _log.info("ncu finished in %.1f s: %s%s", wall, status.value,
+              f" ({message.splitlines()[0][:300]})" if message.strip() else "")
     return Collection(status, message, report if status is CollectStatus.OK else None, log,
                       wall, tuple(cmd), asdict(req))
 

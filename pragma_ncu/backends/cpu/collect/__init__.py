@@ -10,8 +10,10 @@ through an injected `Run`, so tests replace the tools with fakes.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
+import shlex
 import signal
 import subprocess
 from collections.abc import Callable, Sequence
@@ -33,6 +35,7 @@ from pragma_ncu.errors import ToolchainError
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.spec import ResolvedTask
 
+log = logging.getLogger(__name__)
 PROBE_EVENTS = ("cycles", "instructions")
 PERF_EVENTS = ("cycles", "instructions", "branches", "branch-misses", "cache-references",
                "cache-misses", "L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads",
@@ -78,6 +81,7 @@ def subprocess_run(argv: Sequence[str], timeout_s: float, cwd: Path | None) -> C
     """Run `argv` in its own process group; a timeout kills the group and answers exit 124,
     a program that cannot start answers exit 127 (both with the reason on stderr)."""
     cmd = [str(a) for a in argv]
+    log.debug("running: %s", shlex.join(cmd))  # probes and the driver's build too
     try:
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
@@ -176,6 +180,7 @@ def _cachegrind(valgrind: str, symbol: str, source_file: str, out_dir: Path, rep
     # --demangle=no: C++ kernels keep the linker symbol the driver calls, so they match by name
     cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
            "--demangle=no", f"--cachegrind-out-file={out}", "./driver", str(reps)]
+    log.info("cachegrind: %s", shlex.join(cmd))
     proc = run(cmd, timeout_s, out_dir)
     (out_dir / "cachegrind.log").write_text(proc.stderr)
     unhandled = next((ln for ln in proc.stderr.splitlines()
@@ -222,6 +227,7 @@ def _perf(perf: str, symbol: str, out_dir: Path, reps: int, run: Run, timeout_s:
 
 def _perf_stat(run: Run, cmd: list[str], keep: Path, timeout_s: float) -> perf_stat.PerfStat:
     """One `perf stat -x,` run in the driver's folder; its stderr (the CSV) kept in `keep`."""
+    log.info("perf: %s", shlex.join(cmd))
     proc = run(cmd, timeout_s, keep.parent)
     keep.write_text(proc.stderr)
     _check(proc, "perf stat", cmd)
@@ -242,6 +248,7 @@ def _topdown(perf: str, out_dir: Path, reps: int, run: Run,
     notes: dict[str, Any] = {}
     for group in TOPDOWN_GROUPS:
         cmd = [perf, "stat", "-x,", "-M", group, "--", "./driver", str(reps)]
+        log.info("perf: %s", shlex.join(cmd))
         proc = run(cmd, timeout_s, out_dir)
         (out_dir / f"perf_{group.lower()}.csv").write_text(proc.stderr)
         problem = _rejected(proc)
