@@ -8,7 +8,8 @@
 # and of one measurement capped (ROUNDS, BUDGET, ROUND_S, MEASURE_S), one run store per kernel,
 # its trace as md, html and json, its wall. A stream starts a kernel only while its deadline
 # (DEADLINE s from the start) leaves PER_KERNEL s, the most a kernel may take, so the whole
-# ends under 9 minutes; a kernel not started is listed as skipped. One GPU: GPUS=1.
+# ends under 9 minutes; a kernel not started is listed as skipped. One GPU: GPUS=1 (FIRST_GPU=N
+# picks which, so that two invocations with kernel lists of their own can share a machine).
 # Needs nvcc, ncu and the wheels in .whl/ installed by tools/install_wheels.sh: tree-sitter and
 # tree-sitter-cuda (the moves read the source with them; without them every move is refused)
 # and optuna with its dependencies, as tools/gpu_tune_check.sh uses them (a round whose space
@@ -18,9 +19,11 @@
 set -uo pipefail
 OUT=${1:?usage: tools/gpu_moves_check.sh OUT}
 ROUNDS=${ROUNDS:-3} BUDGET=${BUDGET:-24} ROUND_S=${ROUND_S:-20} MEASURE_S=${MEASURE_S:-20}
-PER_KERNEL=${PER_KERNEL:-75} DEADLINE=${DEADLINE:-510} GPUS=${GPUS:-2}
+PER_KERNEL=${PER_KERNEL:-75} DEADLINE=${DEADLINE:-510} GPUS=${GPUS:-2} FIRST_GPU=${FIRST_GPU:-0}
 mkdir -p "$OUT/results" "$OUT/traces" "$OUT/logs" "$OUT/runs"
-bash tools/install_wheels.sh /tmp/site > "$OUT/wheels.log" 2>&1 || { cat "$OUT/wheels.log"; exit 1; }
+if ! PYTHONPATH=/tmp/site python3 -c "import tree_sitter, optuna" 2> /dev/null; then
+    bash tools/install_wheels.sh /tmp/site > "$OUT/wheels.log" 2>&1 || { cat "$OUT/wheels.log"; exit 1; }
+fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 unset PRAGMA_NCU_LLM_BASE_URL PRAGMA_NCU_LLM_MODEL
 python3 -c "import tree_sitter, tree_sitter_cuda" 2> "$OUT/logs/tree_sitter.log" || {
@@ -45,7 +48,7 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
         fi
         t0=$SECONDS
         # SIGINT first: tune marks the run interrupted and closes its workers (exit 130)
-        CUDA_VISIBLE_DEVICES=$gpu PRAGMA_NCU_CACHE=/tmp/pcache-$gpu \
+        CUDA_VISIBLE_DEVICES=$((gpu + FIRST_GPU)) PRAGMA_NCU_CACHE=/tmp/pcache-$((gpu + FIRST_GPU)) \
             timeout -s INT -k 10 "$PER_KERNEL" \
             python3 -m pragma_ncu tune --kernel "$kernel" --shape "$shape" --no-llm \
             --rounds "$ROUNDS" --budget "$BUDGET" --time-budget "$ROUND_S" \

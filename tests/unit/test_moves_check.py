@@ -44,7 +44,7 @@ def test_the_script_runs_every_plain_kernel_at_a_shape_of_its_spec() -> None:
 
 def test_the_script_is_bounded_and_runs_two_gpu_streams_without_an_llm() -> None:
     assert "tune --kernel \"$kernel\" --shape \"$shape\" --no-llm" in SCRIPT
-    assert "CUDA_VISIBLE_DEVICES=$gpu" in SCRIPT and 'GPUS=${GPUS:-2}' in SCRIPT
+    assert "CUDA_VISIBLE_DEVICES=$((gpu + FIRST_GPU))" in SCRIPT and 'GPUS=${GPUS:-2}' in SCRIPT
     for option in ("--rounds", "--budget", "--time-budget", "--timeout"):
         assert option in SCRIPT
     deadline = int(re.search(r"DEADLINE=\$\{DEADLINE:-(\d+)\}", SCRIPT).group(1))  # type: ignore[union-attr]
