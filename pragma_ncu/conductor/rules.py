@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pragma_ncu.coder.moves.base import KNOB_PREFIX
 from pragma_ncu.conductor import analysis
 from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.diagnose.cite import Knowledge
@@ -265,9 +266,12 @@ def retune_moves(params: Sequence[Param], best: dict[str, object],
 
 def _edge_move(p: Param, value: object) -> RangeChange | None:
     """A power-of-two knob whose best value is the top (or bottom) of its range: extend it one
-    step, and keep the neighbourhood of the best so the round stays small."""
+    step, and keep the neighbourhood of the best so the round stays small. A source move's
+    knob is left alone: its move chose its range from the hardware's limits (block_size stops
+    at 1024 threads; seen on an H100, 2026-11-26: a round spent on PNCU_BLOCK=2048)."""
     values = [v for v in p.values if isinstance(v, int) and not isinstance(v, bool)]
-    if p.flag or len(values) < 2 or len(values) != len(p.values) or not isinstance(value, int):
+    if p.flag or p.name.startswith(KNOB_PREFIX) or len(values) < 2 or \
+            len(values) != len(p.values) or not isinstance(value, int):
         return None
     if not all(v > 0 and v & (v - 1) == 0 for v in values):
         return None

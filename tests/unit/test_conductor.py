@@ -200,6 +200,16 @@ def test_no_edge_move_inside_a_range_or_for_non_powers_of_two() -> None:
     assert decide(s, Policy()).retune == ()
 
 
+def test_no_edge_move_for_a_source_moves_knob() -> None:
+    """block_size's PNCU_BLOCK won at 1024, the top of the range its move chose from the
+    hardware's limit: a retune to 2048 would spend a round on points outside the GPU's limits
+    (seen on an H100, 2026-11-26); the user's own BLOCK at its edge still is extended."""
+    moved = Param("PNCU_BLOCK", 256, (256, 64, 128, 512, 1024))
+    s = situation(best=kernel(fraction=0.8, BLOCK=256, VEC=4, PNCU_BLOCK=1024),
+                  params=(BLOCK, VEC, moved))
+    assert all(c.param != "PNCU_BLOCK" for c in decide(s, Policy()).retune)
+
+
 def test_register_cap_move_when_registers_limit_occupancy() -> None:
     s = situation(best=kernel(fraction=0.8), profile="register_pressure")
     assert diagnosis("register_pressure").findings[0].bottleneck == "occupancy_registers"
