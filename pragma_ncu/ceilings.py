@@ -101,18 +101,31 @@ def compute_ceiling_for(runner: Runner, peaks_cubin: str, cache_file: Path,
     """This device's compute ceilings from the cache, or measured now and cached (per device
     and driver, like the copy ceiling)."""
     device = runner.hello()
-    cache = read_cache(cache_file)
-    if not refresh and device.cache_key in cache:
-        return ComputeCeiling(**{**cache[device.cache_key], "cached": True})
+    known = None if refresh else cached_compute(cache_file, device.cache_key)
+    if known is not None:
+        return known
     answer = runner.call({"op": "compute_ceiling", "peaks": peaks_cubin})
     if not answer.get("ok"):
         raise RuntimeError(f"measuring the compute ceilings failed: {answer.get('error')}")
     c = answer["ceiling"]
     result = ComputeCeiling(per_second=c["per_second"], vendor_tflops=c["vendor"],
                             device=device.name, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    cache[device.cache_key] = {k: v for k, v in asdict(result).items() if k != "cached"}
-    write_cache(cache_file, cache)
+    cache_compute(cache_file, device.cache_key, result)
     return result
+
+
+def cached_compute(cache_file: Path, key: str) -> ComputeCeiling | None:
+    """The compute ceilings cached for one device (its cache key: device and driver), or
+    None when they were never measured here."""
+    entry = read_cache(cache_file).get(key)
+    return ComputeCeiling(**{**entry, "cached": True}) if isinstance(entry, dict) else None
+
+
+def cache_compute(cache_file: Path, key: str, ceiling: ComputeCeiling) -> None:
+    """Keep a device's measured compute ceilings under its cache key."""
+    cache = read_cache(cache_file)
+    cache[key] = {k: v for k, v in asdict(ceiling).items() if k != "cached"}
+    write_cache(cache_file, cache)
 
 
 def cached_compute_for_device(cache_file: Path, device_name: str) -> ComputeCeiling | None:

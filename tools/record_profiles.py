@@ -102,7 +102,7 @@ def record(name: str, spec_path: Path, expected: str | None, out: Path, settings
         json.dumps(run.profile.to_json()).encode(), mtime=0))
     k = run.profile.kernels[0]
     d = diagnose(k, knowledge, run.ceiling.gbps if run.ceiling else None,
-                 str(spec.source_path.resolve()))
+                 str(spec.source_path.resolve()), collector=run.profile.collector)
     (dest / "explain.txt").write_text(explain_text(d, k) + "\n")
     shutil.rmtree(dest / "default", ignore_errors=True)
     top = [f"{f.bottleneck} {f.score:.2f}" for f in d.findings[:3]]

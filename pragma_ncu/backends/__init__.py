@@ -81,9 +81,10 @@ def for_collector(collector: str) -> Target:
 
 
 def collector_of(profile: Profile) -> str:
-    """The collector that measured `profile`: recorded in it, else inferred (once, here) for
-    files written before it was: from the reader that read it, then from the collection's
-    notes, then from the first kernel's metrics."""
+    """The collector that measured `profile`: recorded in it, else inferred (once, here, the
+    one place that reads metric names for it) for files written before it was: from the
+    reader that read it, then from the collection's notes, then from the first kernel's
+    metrics (the first target, the default last, whose `recognizes` claims them)."""
     if profile.collector:
         return profile.collector
     if profile.reader in LEGACY_READERS:
@@ -91,30 +92,21 @@ def collector_of(profile: Profile) -> str:
     noted = profile.collection.get("collector")
     if isinstance(noted, str) and noted:
         return noted
-    return kernel_collector(profile.kernels[0]) if profile.kernels else default_collector()
-
-
-def kernel_collector(kernel: KernelProfile) -> str:
-    """The collector whose metrics a kernel's profile carries, for a profile that does not
-    say: the first target (the default last) that recognizes them."""
-    for target in sorted(targets(), key=lambda t: t.name == BUILTIN[0]):
-        found = target.recognizes(kernel)
-        if found:
-            return found
-    return default_collector()
-
-
-def default_collector() -> str:
+    if profile.kernels:
+        for target in sorted(targets(), key=lambda t: t.name == BUILTIN[0]):
+            found = target.recognizes(profile.kernels[0])
+            if found:
+                return found
     return get(BUILTIN[0]).collectors[0]
 
 
 def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
              source_file: str | None = None, resources: dict[str, float] | None = None,
-             compute: dict[str, float] | None = None, *,
-             collector: str | None = None) -> Diagnosis:
-    """One kernel's diagnosis by the rules of its collector (`collector`; inferred from its
-    metrics when not given)."""
-    rules = for_collector(collector or kernel_collector(kernel)).diagnosis()
+             compute: dict[str, float] | None = None, *, collector: str) -> Diagnosis:
+    """One kernel's diagnosis by the rules of `collector`, the collector that measured it
+    (`Profiled.collector`, `Profile.collector`: always recorded where the profile is taken);
+    `compute` the device's compute ceilings (ComputeCeiling.per_second)."""
+    rules = for_collector(collector).diagnosis()
     return rules(kernel, knowledge, ceiling_gbps, source_file, resources, compute)
 
 

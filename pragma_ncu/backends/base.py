@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pragma_ncu import task as tasks
-from pragma_ncu.ceilings import DeviceCeilings
+from pragma_ncu.ceilings import DeviceCeilings, cached_compute
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.errors import InputError, PragmaError
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
@@ -55,6 +55,9 @@ class Session(Protocol):
     device: str
     ceiling_gbps: float | None
     compute: ComputeRate | None  # the compute ceiling the spec's FLOPs run on, if it has any
+    # the device's measured compute ceilings (ComputeCeiling.per_second), which diagnosis
+    # judges counted FLOPs against whatever the spec says: None where never measured here
+    compute_ceilings: dict[str, float] | None
     limits: Limits
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
@@ -89,6 +92,15 @@ class CompiledSession:
     device: str = ""
     ceiling_gbps: float | None = None
     compute: ComputeRate | None = None
+    compute_ceilings: dict[str, float] | None = None
+
+    def known_compute(self, device_key: str) -> dict[str, float] | None:
+        """The device's compute ceilings: those measured for the spec's FLOPs, else those
+        cached for this device (keyed by device and driver), else None."""
+        if self.compute is not None:
+            return self.compute.per_second
+        cached = cached_compute(self.settings.cache_dir / "compute_ceilings.json", device_key)
+        return cached.per_second if cached is not None else None
 
     def make_evaluator(self, spec: TaskSpec, runner: Runner) -> CompiledEvaluator:
         raise NotImplementedError
@@ -180,7 +192,6 @@ class Target:
     rules: SpecRules  # the spec validator's rules for its sources (spec.SpecRules)
     device_word: str = ""  # "GPU", "CPU": how messages name what runs its kernels
     collectors: tuple[str, ...] = ()  # the profile collectors whose profiles it diagnoses
-    hot_lines: str = "samples"  # what the counts of a profile's hot source lines are
 
     def check_kernel(self, spec: TaskSpec) -> None:
         """Raise an InputError (KernelNotFound, ...) when `spec`'s source cannot hold its

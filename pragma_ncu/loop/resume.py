@@ -43,4 +43,5 @@ def _diagnosis(ctx: Context, path: str) -> Diagnosis | None:
         return None
     kernel = next((k for k in profile.kernels if k.name == ctx.spec.kernel_name),
                   profile.kernels[0])
-    return diagnose_in(profile, kernel, ctx.knowledge, ctx.backend.ceiling_gbps)
+    return diagnose_in(profile, kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
+                       ctx.backend.compute_ceilings)

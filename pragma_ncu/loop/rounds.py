@@ -363,7 +363,8 @@ def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
         ctx.notice(f"no profile: {got.problem}")
         return state, None
     diagnosis = diagnose(got.kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
-                         str(spec.source_path.resolve()), got.resources)
+                         str(spec.source_path.resolve()), got.resources,
+                         ctx.backend.compute_ceilings, collector=got.collector)
     return (with_profile(state, got.kernel, diagnosis, got.path, shape.name, got.profiler),
             diagnosis)
 

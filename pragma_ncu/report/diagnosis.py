@@ -6,7 +6,6 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu import backends
 from pragma_ncu import markdown as md
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
@@ -145,7 +144,7 @@ def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
                 tabulate(guidance_rows(diagnosis), ["section", "rule", "type", "est.", "kind",
                                                     "ours", "title"], tablefmt="simple")]
     if diagnosis.hotspots:
-        out += ["", f"Hottest source lines ({_hot_lines_unit(kernel)}):",
+        out += ["", f"Hottest source lines ({diagnosis.hotspot_counts}):",
                 tabulate(hotspot_rows(diagnosis),
                          ["line", "samples", "inst", "top stalls", "source"], tablefmt="simple")]
     out += ["", "Metrics cited (compendium):"]
@@ -153,11 +152,6 @@ def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
             for c in diagnosis.citations
             if any(c.metric == e.metric for e in _top_evidence(diagnosis))]
     return "\n".join(out)
-
-
-def _hot_lines_unit(kernel: KernelProfile) -> str:
-    """What a hot line's counts are, by the collector that measured the kernel."""
-    return backends.for_collector(backends.kernel_collector(kernel)).hot_lines
 
 
 def _top_evidence(d: Diagnosis) -> list[Evidence]:

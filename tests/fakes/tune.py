@@ -66,6 +66,7 @@ class SimBackend:
     profiles: dict[str, KernelProfile]
     ceiling_gbps: float | None = 4199.0
     compute: ComputeRate | None = None
+    compute_ceilings: dict[str, float] | None = None
     limits: Limits = H200_LIMITS
     device: str = "simulated H200"
     jitter_pct: float = 0.3
@@ -77,6 +78,7 @@ class SimBackend:
     move_effects: dict[tuple[str, object], float | Status] = field(default_factory=dict)
     move_checks: dict[tuple[str, object], str] = field(default_factory=dict)  # -> compile error
     move_profiles: dict[tuple[tuple[str, object], ...], str] = field(default_factory=dict)
+    collector: str = "ncu"  # what each profile records as its collector (recorded: ncu's)
 
     def clock(self) -> float:
         return self.clock_()
@@ -115,9 +117,9 @@ class SimBackend:
         path = ""
         if self.save_profiles:  # so that a resumed run can re-read the best's profile
             out_dir.mkdir(parents=True, exist_ok=True)
-            Profile((kernel,), "sim").save(out_dir / "profile.json")
+            Profile((kernel,), "sim", collector=self.collector).save(out_dir / "profile.json")
             path = str(out_dir / "profile.json")
-        return Profiled(kernel, path)
+        return Profiled(kernel, path, collector=self.collector)
 
 
 def _knob_defaults(spec: TaskSpec) -> dict[str, object]:

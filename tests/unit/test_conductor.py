@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor import analysis as explain
 from pragma_ncu.conductor.accept import accept
 from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide

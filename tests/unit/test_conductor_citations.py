@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor.analysis import DELTAS, is_metric
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import KEY_METRICS, with_profile

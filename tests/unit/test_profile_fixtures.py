@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.cuda import collect as col
+from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.backends.cuda.diagnosis import signals as sig
 from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITY_LIST
 from pragma_ncu.cli.main import cli

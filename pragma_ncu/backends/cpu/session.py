@@ -51,6 +51,7 @@ class CpuSession(CompiledSession):
             notice("the CPU's compute ceiling")
             peak = peaks.compute_ceiling_for(settings, info.cache_key, info.name)
             self.compute = ComputeRate("fp32", peak.per_second)
+        self.compute_ceilings = self.known_compute(info.cache_key)
         self._collector: Collector | None = None
 
     @property

@@ -35,7 +35,6 @@ class CpuTarget(Target):
     rules = CPU_RULES
     device_word = "CPU"
     collectors = ("perf", "cachegrind")
-    hot_lines = "instructions executed, simulated misses"
 
     def check_kernel(self, spec: TaskSpec) -> None:
         """KernelNotFound when the source certainly does not define the kernel (read with

@@ -50,6 +50,7 @@ class CudaSession(CompiledSession):
             notice("compute ceilings")
             ceiling = measured_compute(runner, self.arch, self.nvcc, settings)
             self.compute = ComputeRate(original.compute, ceiling.per_second)
+        self.compute_ceilings = self.known_compute(info.cache_key)
 
     def make_evaluator(self, spec: TaskSpec, runner: Runner) -> CompiledEvaluator:
         return GpuEvaluator(spec, self.settings, runner, self.nvcc, self.arch, self.harness,

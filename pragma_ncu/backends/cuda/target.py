@@ -34,7 +34,6 @@ class CudaTarget(Target):
     rules = CUDA_RULES
     device_word = "GPU"
     collectors = ("ncu",)
-    hot_lines = "warp-state samples"
 
     def check_kernel(self, spec: TaskSpec) -> None:
         """KernelNotFound when the source certainly does not define the kernel (read with

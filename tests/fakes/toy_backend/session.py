@@ -20,6 +20,7 @@ class ToySession:
         self.device = device
         self.ceiling_gbps: float | None = None  # no ceilings: no roofline, the loop's stops
         self.compute: ComputeRate | None = None  # are patience and the round budget
+        self.compute_ceilings: dict[str, float] | None = None
         self.limits = Limits.host()
 
     def evaluator(self, spec: TaskSpec) -> ToyEvaluator:

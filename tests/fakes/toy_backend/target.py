@@ -39,7 +39,6 @@ class ToyTarget(Target):
     rules = RULES
     device_word = "toy"
     collectors = (COLLECTOR,)
-    hot_lines = "calls"
 
     def runner(self, settings: Settings, timeout_s: float,
                env: dict[str, str] | None = None) -> Any:

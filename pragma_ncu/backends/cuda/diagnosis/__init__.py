@@ -70,6 +70,7 @@ def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | 
         guidance=ranked_guidance(kernel.rules), hotspots=hot_lines(kernel.hotspots, source_file),
         citations=citations, uncited=uncited, not_assessed=missing,
         collect_command=coverage.collect_command(kernel.name, missing),
+        hotspot_counts="warp-state samples",
     )
 
 
