@@ -25,7 +25,7 @@ from pragma_ncu.conductor.rules import MoveOption
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft.cparse import syntax_tree
 from pragma_ncu.errors import PragmaError
-from pragma_ncu.loop.rounds import Context, spec_of  # (rounds imports this module lazily)
+from pragma_ncu.loop.context import Context, spec_of
 from pragma_ncu.records import Decision, KernelState, MoveChoice, MoveTrial
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.spec import ParamValue

@@ -11,8 +11,8 @@ from typing import Any
 from pragma_ncu import sources
 from pragma_ncu.coder.moves.assemble import is_moves, plain_source
 from pragma_ncu.kernel_template import standalone
+from pragma_ncu.loop.context import Context, State, spec_of
 from pragma_ncu.loop.moves import move_names
-from pragma_ncu.loop.rounds import Context, State, spec_of
 from pragma_ncu.records import RoundRecord, too_noisy
 from pragma_ncu.roofline import COMPUTE_KINDS
 

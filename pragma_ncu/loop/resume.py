@@ -10,7 +10,7 @@ from pathlib import Path
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.loop.rounds import Context, State
+from pragma_ncu.loop.context import Context, State
 from pragma_ncu.profile.profiles import profile_from_json
 from pragma_ncu.records import RoundRecord
 

@@ -5,6 +5,7 @@ packages with an upward import and a cycle."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,20 @@ def test_no_import_points_up() -> None:
 
 def test_no_import_cycle_between_packages() -> None:
     assert arch.cycles(arch.imports(arch.ROOT / "pragma_ncu")) == []
+
+
+def test_no_import_circle_inside_a_package() -> None:
+    assert arch.circles(arch.imports(arch.ROOT / "pragma_ncu")) == []
+
+
+def test_a_targets_package_is_only_its_docstring() -> None:
+    """Its package module sits at the bottom layer (a data package for importlib.resources
+    refers to it from any layer), so it must hold nothing that could reach up."""
+    for name, path in arch.modules(arch.ROOT / "pragma_ncu").items():
+        if arch.matches(name, "backends.*") and path.name == "__init__.py":
+            body = ast.parse(path.read_text()).body
+            assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+                       for n in body), f"pragma_ncu/{name.replace('.', '/')}/__init__.py"
 
 
 def test_architecture_md_shows_the_table_the_test_checks() -> None:
@@ -98,3 +113,39 @@ def test_a_backend_is_held_to_each_of_its_modules_layers(tmp_path: Path) -> None
 def test_a_module_without_a_layer_is_named() -> None:
     with pytest.raises(KeyError, match="pragma_ncu.nowhere has no layer"):
         arch.layer_of("nowhere")
+
+
+def test_the_checker_reads_strings_and_importlib(tmp_path: Path) -> None:
+    pkg = package(tmp_path, {
+        "worker/__init__.py": "",
+        "worker/serve.py": 'SIDE = "pragma_ncu.backends.cuda.session"\n',  # 7 -> 2: upward
+        "backends/__init__.py": "", "backends/cuda/__init__.py": "",
+        "backends/cuda/session.py": "", "backends/cuda/target.py": "",
+        "spec.py": ('import importlib\n'
+                    'def rules(name):\n'  # 8 -> 2, through a name made at run time
+                    '    return importlib.import_module(f"pragma_ncu.backends.{name}.target")\n'),
+        "search/__init__.py": "",
+        "search/space.py": ('"""pragma_ncu.backends.cuda.target says so."""\n'  # prose
+                            'X = "-m pragma_ncu.worker.serve"\n'),  # no module by itself
+    })
+    found = arch.upward(arch.imports(pkg))
+    assert sorted((v.importer, v.imported) for v in found) == [
+        ("spec", "backends.cuda.target"), ("worker.serve", "backends.cuda.session")]
+
+
+def test_the_checker_finds_a_circle_inside_a_package(tmp_path: Path) -> None:
+    pkg = package(tmp_path, {
+        "loop/__init__.py": "",
+        "loop/rounds.py": "def f():\n    from pragma_ncu.loop import moves\n",  # local
+        "loop/moves.py": "from pragma_ncu.loop.rounds import f\n",
+        "search/__init__.py": "",
+        "search/table.py": "from pragma_ncu.search import vllm\n",
+        "search/vllm.py": "from pragma_ncu.search.table import X\n",
+        "report/__init__.py": "",  # an annotation only: no circle
+        "report/a.py": "from pragma_ncu.report import b\n",
+        "report/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                        "    from pragma_ncu.report import a\n"),
+    })
+    found = list(arch.imports(pkg))
+    assert arch.circles(found) == [("loop.moves", "loop.rounds"), ("search.table", "search.vllm")]
+    assert arch.cycles(found) == []  # one package each: no cycle between packages

@@ -11,7 +11,7 @@ from typing import Any
 
 from pragma_ncu import loop
 from pragma_ncu.conductor.rules import Policy
-from pragma_ncu.loop.rounds import Context, State, TuneOptions
+from pragma_ncu.loop.context import Context, State, TuneOptions
 from pragma_ncu.measurement import Status
 from pragma_ncu.report.trace import load_trace, render_html, render_markdown
 from pragma_ncu.search.autotune import SearchOptions

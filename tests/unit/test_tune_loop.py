@@ -30,7 +30,8 @@ from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.diagnose.findings import Diagnosis, Roofline
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
+from pragma_ncu.loop.context import Context, TuneOptions
+from pragma_ncu.loop.rounds import variant_checker
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.records import RoundRecord
