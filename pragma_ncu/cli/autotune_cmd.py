@@ -16,9 +16,9 @@ from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
+from pragma_ncu.search import strategies
 from pragma_ncu.search.output import LAYOUTS
 from pragma_ncu.search.results import SearchResult
-from pragma_ncu.search.strategies import STRATEGIES
 from pragma_ncu.spec import TaskSpec
 
 
@@ -29,7 +29,7 @@ from pragma_ncu.spec import TaskSpec
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
                    "other shapes are still verified for every point, not timed.")
-@click.option("--strategy", type=click.Choice(STRATEGIES),
+@click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True,
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
 @click.option("--budget", type=int, default=200, show_default=True,
