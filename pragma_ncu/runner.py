@@ -1,8 +1,8 @@
 """The parent side of the worker: spawn it, send requests, enforce timeouts, survive crashes.
 
-A worker is a fresh Python process (`python -m pragma_ncu.worker`, never a fork) in its own
-process group; on a timeout the whole group is killed. After a crash, a hang or a sticky CUDA
-error, the next request starts a new worker.
+A worker is a fresh Python process (`python -m pragma_ncu.worker --side MODULE`, never a
+fork) in its own process group; on a timeout the whole group is killed. After a crash, a hang
+or a sticky CUDA error, the next request starts a new worker.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class HostInfo:
-    """The host a CPU worker (`python -m pragma_ncu.worker --cpu`) runs on."""
+    """The host a CPU worker (the CPU target's worker side) runs on."""
 
     name: str
     cores: int  # CPUs the worker may run on (its affinity)
@@ -176,7 +176,7 @@ class Runner:
                  env: dict[str, str] | None = None,
                  describe: Callable[[dict[str, Any]], Any] = DeviceInfo.from_json) -> None:
         """`describe` turns the worker's hello into its device noun: DeviceInfo.from_json for the
-        GPU worker, HostInfo.from_json for the CPU worker (`... -m pragma_ncu.worker --cpu`)."""
+        GPU worker, HostInfo.from_json for the CPU worker (each target's `describe`)."""
         self.command = list(command)
         self.timeout_s = timeout_s
         self.env = env

@@ -18,10 +18,11 @@ from pragma_ncu.runner import Runner
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.toolchain import find_ncu, find_nvcc
+from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = [sys.executable, "-m", "pragma_ncu.worker"]
+WORKER = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
 
 
 @pytest.fixture(scope="module")

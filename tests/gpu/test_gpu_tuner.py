@@ -17,6 +17,7 @@ from pragma_ncu.search.results import Budget
 from pragma_ncu.search.space import Space
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
+from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def runner(gpu_device):  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with Runner([sys.executable, "-m", "pragma_ncu.worker"], timeout_s=60, env=env) as r:
+    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
+    with Runner(command, timeout_s=60, env=env) as r:
         yield r
 
 

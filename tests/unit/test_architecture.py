@@ -45,6 +45,16 @@ def test_a_targets_package_is_only_its_docstring() -> None:
                        for n in body), f"pragma_ncu/{name.replace('.', '/')}/__init__.py"
 
 
+def test_the_worker_names_no_target() -> None:
+    """The worker serves whichever side its command line names (`--side MODULE`): nothing in
+    worker/ refers to a target's modules, by import or by string."""
+    named = [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})"
+             for i in arch.imports(arch.ROOT / "pragma_ncu")
+             if (i.module == "worker" or arch.matches(i.module, "worker.**"))
+             and (i.target == "backends" or i.target.startswith("backends."))]
+    assert not named, named
+
+
 def test_architecture_md_shows_the_table_the_test_checks() -> None:
     text = DOC.read_text()
     shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()

@@ -33,6 +33,7 @@ from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.task import reference_spec
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -284,8 +285,8 @@ def kdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def cpu_worker(first_on_path: Path) -> Runner:
     env = {**os.environ, "PYTHONPATH": f"{first_on_path}:{ROOT}"}
-    return Runner([sys.executable, "-m", "pragma_ncu.worker", "--cpu"], timeout_s=60, env=env,
-                  describe=HostInfo.from_json)
+    return Runner(serve.command(sys.executable, "pragma_ncu.backends.cpu.worker"), timeout_s=60,
+                  env=env, describe=HostInfo.from_json)
 
 
 def cpu_request(kdir: Path, kind: str, function: str) -> EvalRequest:

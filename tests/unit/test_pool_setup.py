@@ -228,7 +228,8 @@ def test_a_lost_ray_actor_is_a_crash_of_its_point_and_a_new_actor_takes_over(
                     req.task, req.reference, req.check, req.timing)
     ok = {"status": "ok", "shape": "odd", "message": ""}
     ray = _FakeRay(ok)
-    runner = RayRunner(ray, Slot("cpu0"), cpu=True, timeout_s=5, describe=lambda d: d["name"])
+    runner = RayRunner(ray, Slot("cpu0"), cpu=True, timeout_s=5, describe=lambda d: d["name"],
+                       worker_args=("-m", "pragma_ncu.worker", "--side", "cpu_side"))
     assert runner.hello() == "Fake CPU" and runner.host == "node-a"
     assert runner.evaluate(req).status is Status.OK
     assert len(ray.actors[0].files[0]) == 1  # the cubin, once for harness and candidate

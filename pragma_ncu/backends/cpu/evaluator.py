@@ -1,5 +1,5 @@
 """The evaluator of CPU kernels: the system compiler builds a shared object, the CPU worker
-(`python -m pragma_ncu.worker --cpu`) verifies it against the reference and times it."""
+verifies it against the reference and times it."""
 
 from __future__ import annotations
 
