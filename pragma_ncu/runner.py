@@ -19,7 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import IO, Any
 
 from pragma_ncu.errors import NoGPUError, WorkerProtocolError
@@ -65,6 +65,13 @@ class DeviceInfo:
         """Identifies this GPU and driver in caches of measured facts (the copy ceiling)."""
         return f"{self.uuid}:{self.driver_version}"
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return (f"{self.name} (sm_{self.compute_capability.replace('.', '')}, {self.sm_count} "
+                f"SMs, L2 {self.l2_bytes >> 20} MiB, driver {self.driver})")
+
 
 @dataclass(frozen=True)
 class HostInfo:
@@ -86,6 +93,12 @@ class HostInfo:
     def cache_key(self) -> str:
         """Identifies this host in caches of measured facts (the copy ceiling)."""
         return f"{self.name}:{self.cores}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return f"{self.name} ({self.cores} cores, {self.machine}, LLC {self.llc_bytes >> 20} MiB)"
 
 
 class WorkerDied(Exception):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import dtypes, expr
+from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.errors import ExpressionError, SpecError
 from pragma_ncu.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import (
@@ -24,7 +25,6 @@ from pragma_ncu.spec import (
     Reference,
     Role,
     Shape,
-    SpecRules,
     TaskSpec,
     Tolerance,
     is_dim,

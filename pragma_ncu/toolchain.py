@@ -20,6 +20,16 @@ DEFAULT_ARCH = "sm_90"  # what kernels compile for where no GPU says its own
 
 
 @dataclass(frozen=True)
+class Check:
+    """One thing `doctor` looked for on this machine: found or not, what, and the fix."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
 class NvccInfo:
     path: str
     version: str  # e.g. "13.0.88"

@@ -55,18 +55,20 @@ LAYERS: tuple[Layer, ...] = (
           "the library API, the closed loop, regression triage, all rendering; the backend "
           "registry, each target's Target and loop-facing session",
           ("", "api", "api.**", "loop", "loop.**", "triage", "triage.**", "report", "report.**",
-           "doctor", "backends", "backends.base", "backends.*.target", "backends.*.session")),
+           "backends", "backends.base", "backends.*.target", "backends.*.session")),
     Layer(3, "conductor", "deciding the next round from the measurements and the profile",
           ("conductor", "conductor.**")),
     Layer(4, "diagnose, backends' diagnosis rules",
           "profile + compendium -> ranked findings; each collector's rules",
           ("diagnose", "diagnose.**", "backends.*.diagnosis", "backends.*.diagnosis.**")),
-    Layer(5, "search, profile, ceilings, backends' evaluators and collectors",
+    Layer(5, "search, profile, ceilings, runs, backends' evaluators and collectors",
           "the parameter search; the profile model and ncu's report readers; measured "
-          "ceilings; each target's evaluator, collector, normalizer, profiling and bench",
-          ("search", "search.**", "profile", "profile.**", "ceilings", "backends.*.evaluator",
+          "ceilings; what bench and profile return for every target; each target's "
+          "evaluator, collector, normalizer, profiling, bench and doctor checks",
+          ("search", "search.**", "profile", "profile.**", "ceilings", "runs",
+           "backends.*.evaluator",
            "backends.*.profiling", "backends.*.collect", "backends.*.collect.**",
-           "backends.*.ceilings", "backends.*.bench")),
+           "backends.*.ceilings", "backends.*.bench", "backends.*.doctor")),
     Layer(6, "runner, pool, coder, knowledge, draft",
           "the parent side of workers; LLM rewrites; the metric compendium; `init`'s drafting",
           ("runner", "pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
@@ -78,13 +80,15 @@ LAYERS: tuple[Layer, ...] = (
           ("worker", "worker.**", "build", "task", "backends.*.build", "backends.*.worker",
            "backends.*.worker.**")),
     Layer(8, "spec and the nouns every stage shares",
-          "spec, its validator and Python description, kernel sources and templates, "
+          "spec, its validator and Python description, kernel sources and templates, the "
+          "built-in targets and what each asks of a spec, "
           "toolchain discovery, the LLM client, the run store, dtypes, expressions, "
           "measurements, statistics, round records, the roofline, Markdown text, progress "
           "events, the log's format and files",
           ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
            "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "progress", "logs", "backends.*.abi")),
+           "markdown", "progress", "logs", "backends.rules", "backends.builtin",
+           "backends.*.rules", "backends.*.abi")),
     Layer(9, "errors, settings, resources, targets' packages",
           "typed exceptions; the one reader of environment variables; shipped data; a "
           "target's package itself (its docstring, and data files such as peaks.c)",

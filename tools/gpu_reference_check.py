@@ -80,7 +80,7 @@ def verify(runner: Runner, settings: Any) -> list[dict[str, Any]]:
             if not report.rows:  # no build or no GPU: say so rather than show nothing
                 rows.append({"kernel": kernel, "shape": "-", "library": library,
                              "status": "no_gpu" if report.device is None else "build_failed",
-                             "message": report.no_gpu_reason or report.build.log[-500:]})
+                             "message": report.no_device_reason or report.build.log[-500:]})
             for row in report.rows:
                 m = row.measurement
                 worst = [(o.name, o.max_abs, o.max_rel) for c in m.checks for o in c.outputs]

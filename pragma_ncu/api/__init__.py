@@ -17,17 +17,15 @@ missing GPU is a `NoGPUError`, except where the result says so: `tune`, `bench`)
 """
 
 from pragma_ncu.api.commands import (
-    AnyProfileRun,
-    Ceilings,
     Explanation,
     Initialized,
     bench,
-    ceilings,
     explain,
     init,
     profile,
 )
 from pragma_ncu.api.common import SpecLike, load, shapes_of
+from pragma_ncu.api.machine import Ceilings, Doctor, ceilings, doctor
 from pragma_ncu.api.search import (
     ShapesResult,
     autotune,
@@ -44,15 +42,15 @@ from pragma_ncu.api.tune import (
     tune,
 )
 from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
-from pragma_ncu.backends.cuda.bench import BenchReport
+from pragma_ncu.runs import BenchReport, ProfileRun
 from pragma_ncu.search.output import TableFormat
 from pragma_ncu.search.results import SearchResult
 from pragma_ncu.triage.report import TriageReport
 
 __all__ = [
-    "AnyProfileRun", "BenchReport", "Ceilings", "DeviceCheckError", "Explanation",
-    "Initialized", "PoolRequest", "ProfileOptions", "SearchResult", "ShapesResult",
+    "BenchReport", "Ceilings", "DeviceCheckError", "Doctor", "Explanation", "Initialized",
+    "PoolRequest", "ProfileOptions", "ProfileRun", "SearchResult", "ShapesResult",
     "SpecLike", "TableFormat", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError",
-    "autotune", "autotune_shapes", "bench", "ceilings", "convert_table", "default_out",
+    "autotune", "autotune_shapes", "bench", "ceilings", "convert_table", "default_out", "doctor",
     "explain", "init", "llm_config", "load", "profile", "shapes_of", "triage", "tune",
 ]

@@ -2,10 +2,11 @@
 by the rules of the target that owns its collector.
 
 Built-in targets are folders of this package, each with a `target` module holding `TARGET`,
-imported on first use (`BUILTIN` lists them: a new built-in target is one folder and one name
-there). A target from outside the package (a plug-in, a test's) is handed to `register`.
+imported on first use (`backends.builtin.BUILTIN` lists them: a new built-in target is one
+folder and one name there). A target from outside the package (a plug-in, a test's) is handed
+to `register`.
 
-Nothing here is imported at module level, so that modules of a backend's lower layers (a
+Only that list is imported at module level, so that modules of a backend's lower layers (a
 worker side, the C types of `cpu.abi`) import as lightly as they did outside this package.
 """
 
@@ -15,6 +16,8 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pragma_ncu.backends.builtin import BUILTIN
+
 if TYPE_CHECKING:
     from pragma_ncu.backends.base import Target
     from pragma_ncu.diagnose.cite import Knowledge
@@ -22,7 +25,6 @@ if TYPE_CHECKING:
     from pragma_ncu.profile.profiles import KernelProfile, Profile
     from pragma_ncu.spec import TaskSpec
 
-BUILTIN = ("cuda", "cpu")  # the folders here that are targets; the first is the default
 # Readers of profile files older than the recorded collector, and the collector each one read.
 LEGACY_READERS = {"ncu_report": "ncu", "csv": "ncu", "perf": "perf", "cachegrind": "cachegrind"}
 _registered: dict[str, Target] = {}
@@ -97,7 +99,13 @@ def collector_of(profile: Profile) -> str:
             found = target.recognizes(profile.kernels[0])
             if found:
                 return found
-    return get(BUILTIN[0]).collectors[0]
+    return default().collectors[0]
+
+
+def default() -> Target:
+    """The default target (the first built-in one): what a source of no target's suffix is,
+    and what reads a profile that says nothing of its collector."""
+    return get(BUILTIN[0])
 
 
 def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,

@@ -68,7 +68,7 @@ def _print_table(report: api.BenchReport) -> None:
             click.echo(f"entry points in the cubin: {', '.join(report.build.entries)}")
         return
     if report.device is None:
-        click.echo(f"\nno GPU: {report.no_gpu_reason}\n"
+        click.echo(f"\nno GPU: {report.no_device_reason}\n"
                    "The kernel compiled (resources above); verification and timing need a CUDA "
                    "GPU. Run `pragma-ncu doctor` for what is missing.")
         return

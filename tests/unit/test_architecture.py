@@ -55,6 +55,24 @@ def test_the_worker_names_no_target() -> None:
     assert not named, named
 
 
+def test_only_a_targets_folder_names_it() -> None:
+    """A target is one folder and one registration: outside backends/<name>/, only the
+    registry (its `target` module, on first use) and backends.builtin (its `rules` module)
+    refer to a target's modules; everything else goes through the Target contract."""
+    known = arch.modules(arch.ROOT / "pragma_ncu")
+    folders = {name for name, path in known.items()
+               if arch.matches(name, "backends.*") and path.name == "__init__.py"}
+    assert {"backends.cuda", "backends.cpu"} <= folders
+    allowed = {("backends", arch.DYNAMIC), ("backends.builtin", arch.DYNAMIC)}
+    named = [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})"
+             for i in arch.imports(arch.ROOT / "pragma_ncu")
+             for folder in folders
+             if (i.target == folder or i.target.startswith(folder + "."))
+             and not (i.module == folder or i.module.startswith(folder + "."))
+             and (i.module, i.how) not in allowed]
+    assert not named, named
+
+
 def test_architecture_md_shows_the_table_the_test_checks() -> None:
     text = DOC.read_text()
     shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()

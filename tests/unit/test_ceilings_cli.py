@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu.backends.cuda.bench import BenchReport, BenchRow
 from pragma_ncu.build import BuildResult, KernelResources
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling, cached_compute_for_device, write_cache
 from pragma_ncu.cli.main import cli
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.report import bench as render
+from pragma_ncu.runs import BenchReport, BenchRow
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.stats import TimingStats
 

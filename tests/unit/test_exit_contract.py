@@ -192,9 +192,9 @@ def _run(built: bool = True, device: bool = True, status: str | None = "ok",
     (_run(collected="timeout"), errors.ToolchainError, 3),
 ])
 def test_what_stopped_a_profile_decides_profile_and_explain(run, kind, status):
-    from pragma_ncu.backends.cuda.profiling import ProfileRun
+    from pragma_ncu.backends.cuda.profiling import failure_of
     from pragma_ncu.report.profile import exit_code
 
-    run.failure_kind = lambda: ProfileRun.failure_kind(run)
+    run.failure_kind = lambda: failure_of(run)
     assert run.failure_kind() is kind
     assert exit_code(run) == status

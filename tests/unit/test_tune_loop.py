@@ -22,6 +22,7 @@ import pytest
 from pragma_ncu import backends, loop
 from pragma_ncu import loop as session
 from pragma_ncu.backends.base import CompiledSession, Target
+from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.ceilings import ComputeCeiling, cache_compute
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.reply import parse_reply
@@ -42,7 +43,6 @@ from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.search.replay import load_recording
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.settings import load_settings
-from pragma_ncu.spec import SpecRules
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import Store
 from tests.fakes.llm_server import FakeLLMServer, Reply
@@ -518,6 +518,9 @@ class Probe(Target):
     rules: SpecRules = SpecRules("probe", (".probe",))
     collectors: tuple[str, ...] = ("probe",)
     seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the loop's session is the test's")
 
     def diagnosis(self) -> Rules:
         def rules(kernel: KernelProfile, knowledge: Any, ceiling_gbps: float | None = None,

@@ -18,21 +18,22 @@ from pragma_ncu.backends.base import (
     UsageError,
     ray_pool,
 )
-from pragma_ncu.backends.cpu.profiling import CpuRun
+from pragma_ncu.backends.cpu.rules import RULES
 from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.runner import HostInfo, Runner
+from pragma_ncu.runs import BenchReport, ProfileRun
 from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.settings import Settings
-from pragma_ncu.spec import CPU_RULES, ParamValue, Shape, TaskSpec
+from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
 class CpuTarget(Target):
     name = "cpu"
-    rules = CPU_RULES
+    rules = RULES
     device_word = "CPU"
     collectors = ("perf", "cachegrind")
 
@@ -74,13 +75,13 @@ class CpuTarget(Target):
     def bench(self, spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
               *, params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Notice = lambda _: None,
-              pool: WorkerPool | None = None) -> None:
+              pool: WorkerPool | None = None) -> BenchReport:
         raise UsageError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
                           "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
                           "and times it")
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
-                options: ProfileOptions, progress: Notice = lambda _: None) -> CpuRun:
+                options: ProfileOptions, progress: Notice = lambda _: None) -> ProfileRun:
         """Verify and time in the CPU worker (`options.repeats` times, at least once), then
         profile one call with perf, or cachegrind where the counters cannot be read."""
         from pragma_ncu.backends.cpu.profiling import profile_kernel

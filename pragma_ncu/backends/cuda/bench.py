@@ -5,17 +5,15 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.ceilings import measured_compute
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
+from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import NoGPUError
-from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.runner import DeviceInfo, Runner
+from pragma_ncu.runs import BenchReport, BenchRow
 from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
 from pragma_ncu.specfile import check_shapes
@@ -24,30 +22,6 @@ from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class BenchRow:
-    shape: Shape
-    task: ResolvedTask
-    measurement: Measurement
-    device: str = ""  # the worker that measured it, with many (gpu0, gpu1, ...)
-
-
-@dataclass(frozen=True)
-class BenchReport:
-    spec: TaskSpec
-    params: dict[str, ParamValue]
-    build: BuildResult
-    device: DeviceInfo | None
-    no_gpu_reason: str | None
-    ceiling: Ceiling | None
-    rows: tuple[BenchRow, ...]
-    compute: ComputeCeiling | None = None  # measured when the spec counts FLOPs
-
-    @property
-    def all_verified(self) -> bool:
-        return bool(self.rows) and all(r.measurement.status is Status.OK for r in self.rows)
 
 
 def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,

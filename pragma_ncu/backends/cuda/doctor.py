@@ -1,27 +1,20 @@
-"""`doctor`: what this machine has for building, running and profiling kernels, with fixes."""
+"""The CUDA target's part of `doctor`: cuda-python, the GPU and its driver, nvcc, ncu, its
+Python report interface and the permission to read the GPU's counters, each with its fix."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
-from dataclasses import dataclass
 
 from pragma_ncu.backends.cuda.build import build, harness_request
+from pragma_ncu.backends.cuda.worker import selftest, worker_command
 from pragma_ncu.build import BuildCache
 from pragma_ncu.errors import NoGPUError, ToolchainError
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import NcuInfo, NvccInfo, find_ncu, find_nvcc
+from pragma_ncu.toolchain import Check, NcuInfo, NvccInfo, find_ncu, find_nvcc
 
 PROFILE_TIMEOUT_S = 120
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 def run_checks(settings: Settings, profile_check: bool = True) -> list[Check]:
@@ -50,8 +43,6 @@ def _cuda_python() -> Check:
 
 
 def _gpu(settings: Settings) -> tuple[DeviceInfo | None, Check]:
-    from pragma_ncu.backends.cuda.worker import worker_command
-
     try:
         with Runner(worker_command(settings), timeout_s=60) as runner:
             d = runner.hello()
@@ -98,7 +89,7 @@ def _counters(settings: Settings, ncu: NcuInfo, nvcc: NvccInfo, device: DeviceIn
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [ncu.path, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg",
                "-k", "regex:fill_", "-c", "1", "--target-processes", "all",
-               settings.python, "-m", "pragma_ncu.backends.cuda.worker.selftest",
+               settings.python, "-m", selftest.__name__,
                str(harness.cubin_path)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp,
