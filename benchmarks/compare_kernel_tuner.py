@@ -58,8 +58,8 @@ def pragma_side(shape: Shape) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cold:  # no compile cache: every nvcc run is paid for
         settings = load_settings().with_(cache_dir=Path(cold))
         t0 = time.perf_counter()
-        result = api.autotune(spec, shapes=[shape], strategy="exhaustive", budget=100,
-                              settings=settings)
+        result = api.autotune(spec, api.AutotuneOptions(shapes=[shape], strategy="exhaustive",
+                                                        budget=100), settings=settings)
         wall = time.perf_counter() - t0
     best = result.best_point or {}
     with Runner(worker_command(load_settings())) as runner:

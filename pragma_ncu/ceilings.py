@@ -11,7 +11,7 @@ from typing import Any
 
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.roofline import DATASHEET_KEYS
-from pragma_ncu.runner import Runner
+from pragma_ncu.runner import Device, Runner
 
 CEILING_BYTES = 1 << 30
 
@@ -78,7 +78,7 @@ class DeviceCeilings:
     """What `pragma-ncu ceilings` measured on one device: the device (its worker's DeviceInfo
     or HostInfo), its name, the copy ceiling and the compute ceilings."""
 
-    device: Any
+    device: Device
     name: str
     copy: Ceiling
     compute: ComputeCeiling

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from pragma_ncu.errors import NoGPUError, WorkerProtocolError
 from pragma_ncu.measurement import Measurement, Status
@@ -28,6 +28,27 @@ from pragma_ncu.worker.protocol import EvalRequest, encode
 
 HELLO_TIMEOUT_S = 120.0
 log = logging.getLogger(__name__)
+
+
+class Device(Protocol):
+    """The device a target's worker opened, as every command reports it: a GPU's
+    DeviceInfo, a host's HostInfo, a registered target's own."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def cache_key(self) -> str:
+        """Identifies the device (and what its measured facts depend on) in caches."""
+        ...
+
+    def summary(self) -> str:
+        """What it is, in one line ("NVIDIA H200 (sm_90, 132 SMs, ...)")."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """Its facts, as the JSON outputs give them."""
+        ...
 
 
 @dataclass(frozen=True)

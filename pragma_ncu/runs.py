@@ -1,43 +1,22 @@
 """What the commands of one kernel return, for every target alike: `BenchReport` (`bench`: the
 build, then each shape verified and timed) and `ProfileRun` (`profile`: one instance verified,
 timed and profiled by the target's collector). Each target fills them in; the API returns them
-and report/ renders them without asking which target made them. `Device` is what both say of
-the device they ran on (a GPU's DeviceInfo, a host's HostInfo, a registered target's own).
+and report/ renders them without asking which target made them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 from pragma_ncu.build import BuildResult
 from pragma_ncu.ceilings import Ceiling, ComputeCeiling
 from pragma_ncu.errors import PragmaError
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import Profile
+from pragma_ncu.runner import Device
 from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
 from pragma_ncu.stats import TimingStats
-
-
-class Device(Protocol):
-    """The device a target's worker opened, as every command reports it."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def cache_key(self) -> str:
-        """Identifies the device (and what its measured facts depend on) in caches."""
-        ...
-
-    def summary(self) -> str:
-        """What it is, in one line ("NVIDIA H200 (sm_90, 132 SMs, ...)")."""
-        ...
-
-    def to_json(self) -> dict[str, Any]:
-        """Its facts, as the JSON outputs give them."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -82,12 +82,13 @@ LAYERS: tuple[Layer, ...] = (
     Layer(8, "spec and the nouns every stage shares",
           "spec, its validator and Python description, kernel sources and templates, the "
           "built-in targets and what each asks of a spec, "
-          "toolchain discovery, the LLM client, the run store, dtypes, expressions, "
+          "toolchain discovery, the LLM client, the run store and the traces it holds, "
+          "dtypes, expressions, "
           "measurements, statistics, round records, the roofline, Markdown text, progress "
           "events, the log's format and files",
           ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
            "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "progress", "logs", "backends.rules", "backends.builtin",
+           "markdown", "progress", "logs", "traces", "backends.rules", "backends.builtin",
            "backends.*.rules", "backends.*.abi")),
     Layer(9, "errors, settings, resources, targets' packages",
           "typed exceptions; the one reader of environment variables; shipped data; a "

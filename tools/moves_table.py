@@ -48,8 +48,9 @@ def kernels() -> list[tuple[str, str, str]]:
 
 
 def write_traces(store: Path, stem: Path) -> None:
-    from pragma_ncu.report.trace import load_trace, render_html, render_markdown, trace_json
+    from pragma_ncu.report.trace import render_html, render_markdown, trace_json
     from pragma_ncu.store import Store
+    from pragma_ncu.traces import load_trace
     if not store.is_file():
         return
     with Store.open(store) as db:

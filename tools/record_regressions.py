@@ -35,6 +35,7 @@ from pragma_ncu.backends.cuda.profiling import ProfileRun, run_profile  # noqa: 
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
 from pragma_ncu.knowledge.compendium import Compendium  # noqa: E402
 from pragma_ncu.measurement import Status  # noqa: E402
+from pragma_ncu.report.triage import report_text  # noqa: E402
 from pragma_ncu.runner import Runner  # noqa: E402
 from pragma_ncu.settings import Settings, load_settings  # noqa: E402
 from pragma_ncu.spec import TaskSpec  # noqa: E402
@@ -43,7 +44,6 @@ from pragma_ncu.stats import TimingStats  # noqa: E402
 from pragma_ncu.toolchain import find_ncu  # noqa: E402
 from pragma_ncu.triage.engine import triage  # noqa: E402
 from pragma_ncu.triage.load import read_side, write_timings  # noqa: E402
-from pragma_ncu.triage.render import report_text  # noqa: E402
 from pragma_ncu.triage.report import Timing  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))

@@ -5,7 +5,7 @@ does what `pragma-ncu` does without click (the commands are thin wrappers over t
     from pragma_ncu.describe import Arg, task_spec
 
     spec = task_spec("examples/cpu/conv1d.cpp", ...)   # or a path: "examples/sgemm.cu"
-    result = api.autotune(spec, budget=20)             # a SearchResult
+    result = api.autotune(spec, api.AutotuneOptions(budget=20))  # a SearchResult
     print(result.best_point, result.general.speedup)
 
 A spec is a `TaskSpec` (from `describe.task_spec` or `specfile.load_spec`), a kernel file (its
@@ -25,14 +25,24 @@ from pragma_ncu.api.commands import (
     profile,
 )
 from pragma_ncu.api.common import SpecLike, load, shapes_of
+from pragma_ncu.api.knowledge import (
+    KnowledgeBuild,
+    KnowledgeEntry,
+    compendium,
+    knowledge,
+    knowledge_build,
+    knowledge_search,
+)
 from pragma_ncu.api.machine import Ceilings, Doctor, ceilings, doctor
 from pragma_ncu.api.search import (
+    AutotuneOptions,
     ShapesResult,
     autotune,
     autotune_shapes,
     convert_table,
     default_out,
 )
+from pragma_ncu.api.trace import runs, trace
 from pragma_ncu.api.triage import triage
 from pragma_ncu.api.tune import (
     DeviceCheckError,
@@ -48,9 +58,11 @@ from pragma_ncu.search.results import SearchResult
 from pragma_ncu.triage.report import TriageReport
 
 __all__ = [
-    "BenchReport", "Ceilings", "DeviceCheckError", "Doctor", "Explanation", "Initialized",
-    "PoolRequest", "ProfileOptions", "ProfileRun", "SearchResult", "ShapesResult",
-    "SpecLike", "TableFormat", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError",
-    "autotune", "autotune_shapes", "bench", "ceilings", "convert_table", "default_out", "doctor",
-    "explain", "init", "llm_config", "load", "profile", "shapes_of", "triage", "tune",
+    "AutotuneOptions", "BenchReport", "Ceilings", "DeviceCheckError", "Doctor", "Explanation",
+    "Initialized", "KnowledgeBuild", "KnowledgeEntry", "PoolRequest", "ProfileOptions",
+    "ProfileRun", "SearchResult", "ShapesResult", "SpecLike", "TableFormat", "TriageReport",
+    "TuneInterrupted", "TuneResult", "UsageError", "autotune", "autotune_shapes", "bench",
+    "ceilings", "compendium", "convert_table", "default_out", "doctor", "explain", "init",
+    "knowledge", "knowledge_build", "knowledge_search", "llm_config", "load", "profile", "runs",
+    "shapes_of", "trace", "triage", "tune",
 ]

@@ -27,8 +27,8 @@ from pragma_ncu.pool.devices import GpuSelection, parse_gpus
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import Runner
-from pragma_ncu.runs import BenchReport, Device, ProfileRun
+from pragma_ncu.runner import Device, Runner
+from pragma_ncu.runs import BenchReport, ProfileRun
 from pragma_ncu.search.evaluator import CompiledEvaluator, Evaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator

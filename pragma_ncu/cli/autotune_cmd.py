@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -86,20 +85,19 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     if batch_dim is not None and config_format != "vllm":
         raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
     task = load_task(kernel, spec)
-    values = parse_params(incumbent)
-    options: dict[str, Any] = dict(
-        shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget, top_k=top_k,
-        rounds=rounds, seed=seed, incumbent=values, arch=arch, timeout=timeout,
-        out=out_dir or api.default_out(task), configs=configs,
-        config_format=api.TableFormat(config_format, batch_dim),
-        pool=api.PoolRequest(gpus, workers, ray))
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \
                 progress_display(fmt == "table" or sys.stderr.isatty()) as show:
+            options = api.AutotuneOptions(
+                shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget,
+                top_k=top_k, rounds=rounds, seed=seed, incumbent=parse_params(incumbent),
+                arch=arch, timeout=timeout, out=out_dir or api.default_out(task),
+                configs=configs, config_format=api.TableFormat(config_format, batch_dim),
+                pool=api.PoolRequest(gpus, workers, ray))
             if per_shape:
-                shaped = api.autotune_shapes(task, progress=show, **options)
+                shaped = api.autotune_shapes(task, options, progress=show)
             else:
-                result = api.autotune(task, progress=show, **options)
+                result = api.autotune(task, options, progress=show)
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)

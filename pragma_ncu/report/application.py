@@ -20,8 +20,8 @@ from tabulate import tabulate
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
+from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
-from pragma_ncu.triage.overview import duration_text
 
 if TYPE_CHECKING:  # the API's result types, named in annotations only (no import cycle)
     from pragma_ncu.api.application import Application, GroupExplanation

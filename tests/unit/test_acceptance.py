@@ -15,7 +15,7 @@ from pragma_ncu.conductor.accept import UNDECIDED, accept
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.measurement import Measurement
 from pragma_ncu.records import Decision, KernelState, RoundRecord
-from pragma_ncu.report.trace import Trace, render_html, render_markdown, trace_json
+from pragma_ncu.report.trace import render_html, render_markdown, trace_json
 from pragma_ncu.report.tune import rounds_table, summary_lines
 from pragma_ncu.search.compare import MARGIN, compare
 from pragma_ncu.search.results import FASTER, NOT_FASTER
@@ -24,6 +24,7 @@ from pragma_ncu.search.retest import MORE_ROUNDS, Entrant, Rounds, decide_all, s
 from pragma_ncu.search.space import Point
 from pragma_ncu.spec import Shape
 from pragma_ncu.store import RunRow
+from pragma_ncu.traces import Trace
 from tests.fakes.timings import Noise, measurement, retest, samples
 
 # A busy host, as the issue saw it: a third of the calls preempted for up to 4 ms, whole rounds

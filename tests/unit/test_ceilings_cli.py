@@ -87,8 +87,8 @@ def test_bench_judges_a_gemm_against_the_fp32_ceiling():
 
 
 def test_the_ceilings_table_sets_each_measured_rate_beside_the_datasheet():
+    from pragma_ncu.api import compendium as load_compendium
     from pragma_ncu.ceilings import datasheet_for
-    from pragma_ncu.cli.knowledge_cmd import load_compendium
     from pragma_ncu.report.ceilings import ceiling_rows
 
     sheet = datasheet_for("NVIDIA H200", load_compendium())

@@ -19,9 +19,10 @@ from pragma_ncu.backends.base import Target
 from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.errors import SpecError
-from pragma_ncu.report.trace import load_trace, render_markdown
+from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import Store
+from pragma_ncu.traces import load_trace
 from tests.fakes.toy_backend import TARGET
 
 KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"

@@ -26,7 +26,6 @@ from pragma_ncu.records import (
 from pragma_ncu.report.trace import (
     Table,
     headline,
-    load_trace,
     md_table,
     render_html,
     render_markdown,
@@ -35,6 +34,7 @@ from pragma_ncu.report.trace import (
     trace_json,
 )
 from pragma_ncu.store import Store, StoreError
+from pragma_ncu.traces import load_trace
 
 SOURCE = "__global__ void k(const float* x, float* y, int n) { if (a<b) y[0] = x[0]; }\n"
 REPAIR = "__global__ void k2(const float4* x, float4* y, int n) { /* tail guarded */ }\n"

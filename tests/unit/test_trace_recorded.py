@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.records import RoundRecord
-from pragma_ncu.report.trace import Trace, render_markdown
+from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.store import RunRow
+from pragma_ncu.traces import Trace
 
 TRACES = Path(__file__).resolve().parents[2] / "docs" / "traces"
 RUNS = sorted(TRACES.glob("*.h200.json"))

@@ -36,7 +36,7 @@ from pragma_ncu.loop.rounds import variant_checker
 from pragma_ncu.measurement import Measurement, Status
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.records import RoundRecord
-from pragma_ncu.report.trace import load_trace, render_markdown
+from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Phases
@@ -45,6 +45,7 @@ from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import Store
+from pragma_ncu.traces import load_trace
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.fakes.tune import (
     SimBackend,

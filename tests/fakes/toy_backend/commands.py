@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pragma_ncu.errors import KernelFailure
-from pragma_ncu.runs import BenchReport, BenchRow, Device, ProfileRun
+from pragma_ncu.runner import Device
+from pragma_ncu.runs import BenchReport, BenchRow, ProfileRun
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from tests.fakes.toy_backend.collect import collect

@@ -3,7 +3,7 @@ status), one row per changed kernel group (its time change with the confidence i
 GPU time it added or saved, its top cause and the evidence in a few words), the unchanged
 groups as a count, kernels added or removed, groups paired across builds, and the notes that
 apply to every kernel, said once. Text (100 columns) and Markdown (a pull-request comment);
-`--kernel NAME` shows a group's full detail instead (pragma_ncu.triage.render)."""
+`--kernel NAME` shows a group's full detail instead (pragma_ncu.report.triage)."""
 
 from __future__ import annotations
 
