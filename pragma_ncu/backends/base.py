@@ -26,6 +26,7 @@ from pragma_ncu.errors import InputError, PragmaError
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
+from pragma_ncu.progress import Notice
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.runner import Device, Runner
 from pragma_ncu.runs import BenchReport, ProfileRun
@@ -37,8 +38,6 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from pragma_ncu.toolchain import Check
 from pragma_ncu.worker.protocol import TimingConfig
-
-Notice = Callable[[str], None]
 
 
 @dataclass(frozen=True)

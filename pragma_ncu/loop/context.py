@@ -4,7 +4,6 @@ The rounds (`rounds`) and the source moves' side of the loop (`moves`) both read
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,14 +14,12 @@ from pragma_ncu.coder.variant import Variant, variant_spec
 from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.progress import Progress
+from pragma_ncu.progress import Notice, Progress
 from pragma_ncu.records import Decision, KernelState, RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.spec import Shape, TaskSpec
 from pragma_ncu.store import Store
-
-Notice = Callable[[str], None]
 
 
 @dataclass(frozen=True)

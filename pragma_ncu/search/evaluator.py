@@ -2,8 +2,8 @@
 
 The search only sees the `Evaluator` protocol, so the same search runs on any target (each
 backend's evaluator: the CUDA one compiles with nvcc and measures in the GPU worker, the CPU one
-with the system compiler in the CPU worker; both are `CompiledEvaluator`s) and in tests and
-benchmarks (`replay.ReplayEvaluator`: measurements recorded on a GPU, played back).
+with the system compiler in the CPU worker; both are `CompiledEvaluator`s) and in the tests
+(tests/fakes/replay.py: measurements recorded on a GPU, played back).
 """
 
 from __future__ import annotations

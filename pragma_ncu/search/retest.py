@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pragma_ncu.build import BuildResult
 from pragma_ncu.measurement import Measurement
-from pragma_ncu.progress import Meter
+from pragma_ncu.progress import Meter, Notice
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.evaluator import RETEST, Evaluator
 from pragma_ncu.search.results import FASTER, Evaluation, Retest, ShapeTime, Verdict
@@ -105,7 +105,6 @@ def _unbuilt(entrant: Entrant) -> str | None:
 
 
 Judge = Callable[[list[Retest]], Sequence[Verdict]]
-Notice = Callable[[str], None]
 MORE_ROUNDS = 4  # an undecided re-test may grow to this many times its first rounds
 
 

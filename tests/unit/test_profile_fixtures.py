@@ -164,8 +164,10 @@ def test_explain_cli_on_fixtures(fmt):
 
 def test_explain_cli_unknown_kernel_lists_the_names():
     result = CliRunner().invoke(cli, ["explain", str(FIXTURES / "atomics"), "--kernel", "nope"])
-    assert result.exit_code == 1 and "atomic_hist" in result.output.lower() or \
-        "the report holds" in result.output
+    # bad input (exit 2), naming the kernel asked for and the one the report holds
+    assert result.exit_code == 2, result.output
+    assert "no kernel matches 'nope'" in result.output
+    assert "the report holds: atomics" in result.output
 
 
 def test_a_report_of_many_kernels_is_explained_kernel_by_kernel():

@@ -25,10 +25,10 @@ from pragma_ncu.progress import (
     notes,
 )
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # anything but a newline and a tab

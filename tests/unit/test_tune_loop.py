@@ -40,13 +40,13 @@ from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Phases
-from pragma_ncu.search.replay import load_recording
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.settings import load_settings
 from pragma_ncu.specfile import load_spec
 from pragma_ncu.store import Store
 from pragma_ncu.traces import load_trace
 from tests.fakes.llm_server import FakeLLMServer, Reply
+from tests.fakes.replay import load_recording
 from tests.fakes.tune import (
     SimBackend,
     failing_at,

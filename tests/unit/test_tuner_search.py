@@ -14,11 +14,11 @@ from pragma_ncu.search import retest as retesting
 from pragma_ncu.search import strategies
 from pragma_ncu.search.autotune import SearchOptions, time_to_within, tune_parameters
 from pragma_ncu.search.output import write_results
-from pragma_ncu.search.replay import ReplayEvaluator, load_recording
 from pragma_ncu.search.results import Budget, Evaluation, Retest, SearchResult, ShapeTime
 from pragma_ncu.search.serial import Problem, choose_strategy
 from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy
+from tests.fakes.replay import ReplayEvaluator, load_recording
 from tests.fakes.tuner import H200_LIMITS, measurement, synthetic_recording, synthetic_spec
 
 BEST = "BLOCK=256,ROWS=1,VEC=8"

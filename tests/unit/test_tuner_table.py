@@ -11,11 +11,11 @@ import pytest
 from pragma_ncu.search import configs, table
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.output import write_table
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
 from pragma_ncu.spec import Shape
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 ROWS = (16, 256, 4096)

@@ -17,12 +17,12 @@ from pragma_ncu.cli.main import cli
 from pragma_ncu.search import configs, table, vllm_table
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.output import TableFormat, write_table
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
 from pragma_ncu.spec import TaskSpec
 from pragma_ncu.specfile import spec_tables, toml_text
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 ROOT = Path(__file__).resolve().parents[2]

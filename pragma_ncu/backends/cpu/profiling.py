@@ -7,7 +7,6 @@ beside it so the folder can be read again later.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
 from pragma_ncu.build import BuildCache, BuildResult
 from pragma_ncu.errors import KernelFailure, ToolchainError
 from pragma_ncu.profile.profiles import Profile
+from pragma_ncu.progress import Notice
 from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.runs import ProfileRun
 from pragma_ncu.search.evaluator import RETEST
@@ -30,8 +30,6 @@ from pragma_ncu.settings import Settings
 from pragma_ncu.spec import ParamValue, Shape, TaskSpec
 from pragma_ncu.specfile import check_shapes
 from pragma_ncu.worker.guards import worker_memory
-
-Progress = Callable[[str], None]
 
 
 class CpuRunError(KernelFailure):
@@ -43,7 +41,7 @@ KEY_METRICS = 16  # the first counts of a profile `pragma-ncu profile` shows
 
 def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner,
                    out_dir: Path, params: dict[str, ParamValue] | None = None,
-                   repeats: int = 1, progress: Progress = lambda _: None) -> ProfileRun:
+                   repeats: int = 1, progress: Notice = lambda _: None) -> ProfileRun:
     """Verify and time `spec`'s kernel at `shape` (`repeats` times), then profile one call
     (a failure raises CpuRunError rather than returning a run without its profile)."""
     host: HostInfo = runner.hello()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pragma_ncu import task as tasks
@@ -12,6 +12,7 @@ from pragma_ncu.backends.cuda.ceilings import measured_compute
 from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import NoGPUError
 from pragma_ncu.pool.workers import Lane, WorkerPool
+from pragma_ncu.progress import Notice
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.runs import BenchReport, BenchRow
 from pragma_ncu.settings import Settings
@@ -21,12 +22,10 @@ from pragma_ncu.toolchain import find_nvcc, target_arch
 from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 
-Progress = Callable[[str], None]
-
 
 def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,
               params: dict[str, ParamValue] | None = None, arch: str | None = None,
-              timing: TimingConfig | None = None, progress: Progress = lambda _: None,
+              timing: TimingConfig | None = None, progress: Notice = lambda _: None,
               pool: WorkerPool | None = None) -> BenchReport:
     """Build once, then measure every shape in `runner`'s worker, or with a `pool` (whose
     primary is the runner) the shapes spread over its workers."""
@@ -62,7 +61,7 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
 
 
 def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: WorkerPool,
-            progress: Progress) -> list[BenchRow]:
+            progress: Notice) -> list[BenchRow]:
     """Each worker measures the next shape waiting; rows in the shapes' order. A crash or a
     hang is the row's status, as on one GPU."""
     waiting: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -85,7 +84,7 @@ def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: Worke
     return [rows[i] for i in range(len(requests))]
 
 
-def _open_device(runner: Runner, progress: Progress) -> tuple[DeviceInfo | None, str | None]:
+def _open_device(runner: Runner, progress: Notice) -> tuple[DeviceInfo | None, str | None]:
     progress("starting the GPU worker")
     try:
         return runner.hello(), None

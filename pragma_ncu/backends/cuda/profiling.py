@@ -8,7 +8,6 @@ ncu's log and the normalized profile.json are kept together in the output folder
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from pragma_ncu.ceilings import ceiling_for
 from pragma_ncu.errors import KernelFailure, NoGPUError, PragmaError, ToolchainError
 from pragma_ncu.measurement import Status
 from pragma_ncu.profile.read import ReportError, read_report
+from pragma_ncu.progress import Notice
 from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.runs import CollectorRun, ProfileRun
 from pragma_ncu.settings import Settings
@@ -27,9 +27,6 @@ from pragma_ncu.specfile import check_shapes
 from pragma_ncu.toolchain import find_ncu, find_nvcc, target_arch
 from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
-
-Progress = Callable[[str], None]
-
 
 # What `pragma-ncu profile` shows first of an ncu profile: (label, metric).
 KEY_METRICS = (
@@ -74,7 +71,7 @@ def default_out_dir(spec: TaskSpec, shape: Shape) -> Path:
 def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner,
                 worker: list[str], *, params: dict[str, ParamValue] | None = None,
                 arch: str | None = None, request: CollectRequest | None = None,
-                out_dir: Path | None = None, progress: Progress = lambda _: None,
+                out_dir: Path | None = None, progress: Notice = lambda _: None,
                 env: dict[str, str] | None = None, repeats: int = 0) -> ProfileRun:
     """Build, verify and time at `shape`, then profile under ncu (`env`: ncu's environment,
     e.g. the pin of the GPU the runner's worker uses), then time the profiled instance
@@ -118,7 +115,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
 
 def _collect_and_read(run: ProfileRun, settings: Settings, worker: list[str],
                       req: EvalRequest, request: CollectRequest, out_dir: Path,
-                      progress: Progress, env: dict[str, str] | None = None) -> ProfileRun:
+                      progress: Notice, env: dict[str, str] | None = None) -> ProfileRun:
     try:
         ncu = find_ncu(settings)
     except ToolchainError as exc:
@@ -153,7 +150,7 @@ def _collect_and_read(run: ProfileRun, settings: Settings, worker: list[str],
 
 
 def _time_again(run: ProfileRun, runner: Runner, req: EvalRequest, repeats: int,
-                progress: Progress) -> ProfileRun:
+                progress: Notice) -> ProfileRun:
     """`repeats` more timing runs of the profiled instance, verified like the first (a new
     worker: the first was closed for ncu)."""
     found = []

@@ -1,4 +1,4 @@
-"""Playing back measurements recorded on a GPU: the evaluator of CI tests and benchmarks.
+"""Playing back measurements recorded on a GPU: the evaluator of the tests (CI has no GPU).
 
 A recording is the `evaluations` list of a search result (see `SearchResult.to_json`). Builds
 come back with their recorded status and registers; each measurement comes back as recorded,
