@@ -32,10 +32,10 @@ from tabulate import tabulate  # noqa: E402
 from pragma_ncu import api  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.spec import Shape  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
+from pragma_ncu.spec.model import Shape  # noqa: E402
 
 KERNEL = ROOT / "examples" / "templated" / "silu_and_mul.cu"
 

@@ -61,39 +61,38 @@ LAYERS: tuple[Layer, ...] = (
     Layer(4, "diagnose, backends' diagnosis rules",
           "profile + compendium -> ranked findings; each collector's rules",
           ("diagnose", "diagnose.**", "backends.*.diagnosis", "backends.*.diagnosis.**")),
-    Layer(5, "search, profile, ceilings, runs, backends' evaluators and collectors",
+    Layer(5, "search, profile, measured ceilings, results, backends' evaluators and collectors",
           "the parameter search; the profile model and ncu's report readers; measured "
           "ceilings; what bench and profile return for every target; each target's "
           "evaluator, collector, normalizer, profiling, bench and doctor checks",
-          ("search", "search.**", "profile", "profile.**", "ceilings", "runs",
-           "backends.*.evaluator",
-           "backends.*.profiling", "backends.*.collect", "backends.*.collect.**",
-           "backends.*.ceilings", "backends.*.bench", "backends.*.doctor")),
-    Layer(6, "runner, pool, coder, knowledge, draft",
-          "the parent side of workers; LLM rewrites; the metric compendium; `init`'s drafting",
-          ("runner", "pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
+          ("search", "search.**", "profile", "profile.**", "measure.ceilings",
+           "backends.results", "backends.*.evaluator", "backends.*.profiling",
+           "backends.*.collect", "backends.*.collect.**", "backends.*.ceilings",
+           "backends.*.bench", "backends.*.doctor")),
+    Layer(6, "pool, coder, knowledge, draft",
+          "workers: one (the runner, the parent side of a worker) or many; LLM rewrites; the "
+          "metric compendium; `init`'s drafting",
+          ("pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
            "draft", "draft.**")),
-    Layer(7, "worker, build, task, backends' builds and worker sides",
+    Layer(7, "worker, build, backends' builds and worker sides",
           "the child process (serve, verify/time/re-verify, references); compiling and its "
-          "cache; work orders (build and evaluate requests); each target's compiler and "
+          "cache, work orders (build and evaluate requests); each target's compiler and "
           "device side",
-          ("worker", "worker.**", "build", "task", "backends.*.build", "backends.*.worker",
+          ("worker", "worker.**", "build", "build.**", "backends.*.build", "backends.*.worker",
            "backends.*.worker.**")),
-    Layer(8, "spec and the nouns every stage shares",
-          "spec, its validator and Python description, kernel sources and templates, the "
-          "built-in targets and what each asks of a spec, "
-          "toolchain discovery, the LLM client, the run store and the traces it holds, "
-          "dtypes, expressions, "
-          "measurements, statistics, round records, the roofline, Markdown text, progress "
-          "events, the log's format and files",
-          ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
-           "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "progress", "logs", "traces", "backends.rules", "backends.builtin",
-           "backends.*.rules", "backends.*.abi")),
-    Layer(9, "errors, settings, resources, targets' packages",
+    Layer(8, "spec, measure, infra: the nouns every stage shares",
+          "the spec, its validator and Python description, expressions, dtypes and kernel "
+          "templates; the built-in targets and what each asks of a spec; measurements, "
+          "statistics, round records and their traces, the roofline; toolchain discovery, "
+          "kernel sources, the run store, the LLM client, progress events, the log's format "
+          "and files",
+          ("spec", "spec.**", "backends.rules", "backends.builtin", "backends.*.rules",
+           "backends.*.abi", "measure", "measure.**", "infra.toolchain", "infra.sources",
+           "infra.store", "infra.llm", "infra.progress", "infra.logs")),
+    Layer(9, "infra's base, targets' packages",
           "typed exceptions; the one reader of environment variables; shipped data; a "
           "target's package itself (its docstring, and data files such as peaks.c)",
-          ("errors", "settings", "resources", "backends.*")),
+          ("infra", "infra.errors", "infra.settings", "infra.resources", "backends.*")),
 )
 
 

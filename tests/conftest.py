@@ -20,8 +20,8 @@ def _has_nvcc() -> bool:
 @pytest.fixture(scope="session")
 def gpu_device():  # type: ignore[no-untyped-def]
     """The device a real worker opens, or skip: GPU tests are real runs, never mocks."""
-    from pragma_ncu.errors import NoGPUError
-    from pragma_ncu.runner import Runner
+    from pragma_ncu.infra.errors import NoGPUError
+    from pragma_ncu.pool.runner import Runner
     from pragma_ncu.worker import serve
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -35,14 +35,14 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-from pragma_ncu import dtypes  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
-from pragma_ncu.errors import NoGPUError  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.spec import TaskSpec  # noqa: E402
-from pragma_ncu.specfile import parse_spec  # noqa: E402
+from pragma_ncu.infra.errors import NoGPUError  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
+from pragma_ncu.spec import dtypes  # noqa: E402
+from pragma_ncu.spec.file import parse_spec  # noqa: E402
+from pragma_ncu.spec.model import TaskSpec  # noqa: E402
 from pragma_ncu.worker.protocol import TimingConfig  # noqa: E402
 from pragma_ncu.worker.reference import load_function  # noqa: E402
 

@@ -2,16 +2,16 @@
 does what `pragma-ncu` does without click (the commands are thin wrappers over these).
 
     from pragma_ncu import api
-    from pragma_ncu.describe import Arg, task_spec
+    from pragma_ncu.spec.describe import Arg, task_spec
 
     spec = task_spec("examples/cpu/conv1d.cpp", ...)   # or a path: "examples/sgemm.cu"
     result = api.autotune(spec, api.AutotuneOptions(budget=20))  # a SearchResult
     print(result.best_point, result.general.speedup)
 
-A spec is a `TaskSpec` (from `describe.task_spec` or `specfile.load_spec`), a kernel file (its
+A spec is a `TaskSpec` (from `spec.describe.task_spec` or `spec.file.load_spec`), a kernel file (its
 spec is the .toml beside it, or `spec_path=`), or a .toml spec. Settings come from the
 environment unless given (`settings=`); `progress` (a callable, or None) receives events
-(`pragma_ncu.progress`: each step's line, and a search's or re-test's count). A candidate's
+(`pragma_ncu.infra.progress`: each step's line, and a search's or re-test's count). A candidate's
 failure is part of the result; bad input and a broken environment raise `PragmaError`s (a
 missing GPU is a `NoGPUError`, except where the result says so: `tune`, `bench`).
 """
@@ -52,7 +52,7 @@ from pragma_ncu.api.tune import (
     tune,
 )
 from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
-from pragma_ncu.runs import BenchReport, ProfileRun
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.search.output import TableFormat
 from pragma_ncu.search.results import SearchResult
 from pragma_ncu.triage.report import TriageReport

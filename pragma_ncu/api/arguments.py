@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from pragma_ncu.errors import ArgumentError
+from pragma_ncu.infra.errors import ArgumentError
 
 P = ParamSpec("P")
 R = TypeVar("R")

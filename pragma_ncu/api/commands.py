@@ -26,22 +26,22 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, ProfileOptions
-from pragma_ncu.ceilings import (
+from pragma_ncu.backends.results import BenchReport, ProfileRun
+from pragma_ncu.diagnose.findings import Diagnosis
+from pragma_ncu.draft import Draft, draft_spec, write_draft
+from pragma_ncu.infra.errors import KernelFailure, NoGPUError
+from pragma_ncu.infra.progress import Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.measure.ceilings import (
     cached_compute_for_device,
     cached_for_device,
 )
-from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import KernelFailure, NoGPUError
-from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_launches
-from pragma_ncu.progress import Progress, logged, notes
-from pragma_ncu.runner import Runner
-from pragma_ncu.runs import BenchReport, ProfileRun
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, source_suffixes
+from pragma_ncu.spec.model import ParamValue, Shape, source_suffixes
 from pragma_ncu.triage.load import demangled
 from pragma_ncu.worker.protocol import TimingConfig
 

@@ -10,7 +10,11 @@ from pathlib import Path
 
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import settings_or_default
-from pragma_ncu.errors import InputError, LLMUnavailable, ToolchainError
+from pragma_ncu.infra.errors import InputError, LLMUnavailable, ToolchainError
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.progress import Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import find_ncu
 from pragma_ncu.knowledge import compendium as compendia
 from pragma_ncu.knowledge.adapters import select_adapters
 from pragma_ncu.knowledge.compendium import Compendium
@@ -18,10 +22,6 @@ from pragma_ncu.knowledge.pipeline import BuildSummary, SourcePlan, build_compen
 from pragma_ncu.knowledge.schema import MetricEntry, Strategy
 from pragma_ncu.knowledge.sources import CrawlContext
 from pragma_ncu.knowledge.summarize import LLMSummarizer, RuleSummarizer, Summarizer
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.progress import Progress, logged, notes
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import find_ncu
 
 
 @checked

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pragma_ncu import backends
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import settings_or_default
-from pragma_ncu.ceilings import DeviceCeilings, datasheet_for
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
 from pragma_ncu.knowledge.compendium import load_compendium
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import Check
+from pragma_ncu.measure.ceilings import DeviceCeilings, datasheet_for
 
 
 @dataclass(frozen=True)

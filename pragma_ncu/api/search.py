@@ -18,9 +18,10 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, Session, UsageError
-from pragma_ncu.errors import InputError, NoGPUError
+from pragma_ncu.infra.errors import InputError, NoGPUError
+from pragma_ncu.infra.progress import Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.progress import Progress, logged, notes
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
@@ -32,8 +33,7 @@ from pragma_ncu.search.output import (
     write_table,
 )
 from pragma_ncu.search.results import Budget, SearchResult
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def autotune(spec: SpecLike, options: AutotuneOptions | None = None, *,
     default out/configs, in the layout `config_format` names) and lists them in
     `SearchResult.files`. `progress` hears each step's line, and the search and the re-test
     as phases (points done of how many, the best so far, each worker's count:
-    pragma_ncu.progress)."""
+    pragma_ncu.infra.progress)."""
     options = options or AutotuneOptions()
     task, settings, chosen, checks, search_options = _plan(spec, settings, options)
     progress = logged(progress)

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pragma_ncu.api.arguments import checked
-from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
-from pragma_ncu.traces import RunEntry, Trace, load_trace, run_entries
+from pragma_ncu.infra.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.measure.traces import RunEntry, Trace, load_trace, run_entries
 
 
 @checked

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pragma_ncu.diagnose.cite import Knowledge
     from pragma_ncu.diagnose.findings import Diagnosis
     from pragma_ncu.profile.profiles import KernelProfile, Profile
-    from pragma_ncu.spec import TaskSpec
+    from pragma_ncu.spec.model import TaskSpec
 
 # Readers of profile files older than the recorded collector, and the collector each one read.
 LEGACY_READERS = {"ncu_report": "ncu", "csv": "ncu", "perf": "perf", "cachegrind": "cachegrind"}
@@ -33,7 +33,7 @@ _registered: dict[str, Target] = {}
 def register(target: Target) -> None:
     """Make `target` known by its name (replacing one of that name) and its sources known to
     the spec validator."""
-    from pragma_ncu.spec import register_rules
+    from pragma_ncu.spec.model import register_rules
 
     _registered[target.name] = target
     register_rules(target.rules)
@@ -42,7 +42,7 @@ def register(target: Target) -> None:
 def unregister(name: str) -> None:
     """Forget a registered target and its sources (a plug-in's tests undo their `register`);
     a built-in one is found again on the next `get`."""
-    from pragma_ncu.spec import unregister_rules
+    from pragma_ncu.spec.model import unregister_rules
 
     _registered.pop(name, None)
     unregister_rules(name)
@@ -69,7 +69,7 @@ def targets() -> tuple[Target, ...]:
 
 def target_for(spec: TaskSpec | Path) -> Target:
     """The target that builds and runs a spec's kernel (or a source file)."""
-    from pragma_ncu.spec import target_of
+    from pragma_ncu.spec.model import target_of
 
     return get(spec.target if not isinstance(spec, Path) else target_of(spec))
 

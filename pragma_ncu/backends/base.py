@@ -18,25 +18,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from pragma_ncu import task as tasks
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.backends.rules import SpecRules
-from pragma_ncu.ceilings import DeviceCeilings, cached_compute
+from pragma_ncu.build import task as tasks
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import InputError, PragmaError
+from pragma_ncu.infra.errors import InputError, PragmaError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
+from pragma_ncu.measure.ceilings import DeviceCeilings, cached_compute
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
+from pragma_ncu.pool.runner import Device, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.progress import Notice
-from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import Device, Runner
-from pragma_ncu.runs import BenchReport, ProfileRun
 from pragma_ncu.search.evaluator import CompiledEvaluator, Evaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.space import Point
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.toolchain import Check
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 

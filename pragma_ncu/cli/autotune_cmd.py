@@ -12,13 +12,13 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus, NoGPUError
+from pragma_ncu.infra.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
 from pragma_ncu.search import strategies
 from pragma_ncu.search.output import LAYOUTS
 from pragma_ncu.search.results import SearchResult
-from pragma_ncu.spec import TaskSpec
+from pragma_ncu.spec.model import TaskSpec
 
 
 @click.command()

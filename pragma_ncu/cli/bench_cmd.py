@@ -11,7 +11,7 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
 

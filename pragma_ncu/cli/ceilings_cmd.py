@@ -8,9 +8,9 @@ from dataclasses import asdict
 import click
 
 from pragma_ncu import api
-from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.cli.common import emit_json, user_errors
-from pragma_ncu.errors import ExitStatus, NoGPUError
+from pragma_ncu.infra.errors import ExitStatus, NoGPUError
+from pragma_ncu.measure.ceilings import DeviceCeilings
 from pragma_ncu.report.ceilings import cpu_lines, gpu_lines
 
 

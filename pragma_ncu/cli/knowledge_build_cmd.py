@@ -10,7 +10,7 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.knowledge.adapters import adapter_names
 from pragma_ncu.report.knowledge import build_lines
 

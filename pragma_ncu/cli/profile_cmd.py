@@ -12,9 +12,9 @@ from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
-from pragma_ncu.settings import load_settings
 
 
 def _csv(values: tuple[str, ...]) -> tuple[str, ...]:

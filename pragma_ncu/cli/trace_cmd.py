@@ -10,9 +10,9 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.cli.common import user_errors
+from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.runs import runs_text
 from pragma_ncu.report.trace import render_html, render_markdown, trace_json
-from pragma_ncu.store import DEFAULT_NAME
 
 
 @click.command("trace")

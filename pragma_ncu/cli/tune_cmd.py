@@ -11,12 +11,12 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import click_error, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import tune as tables
 from pragma_ncu.search import strategies
-from pragma_ncu.settings import load_settings
-from pragma_ncu.store import DEFAULT_NAME
 
 
 @click.command()

@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.knowledge.cache import JsonCache, write_json_atomic
 from pragma_ncu.knowledge.compendium import generated_compendium_path
 from pragma_ncu.knowledge.publish import write_compendium, write_metric_docs
@@ -28,8 +30,6 @@ from pragma_ncu.knowledge.segments import Segment, SegmentSummary, digest
 from pragma_ncu.knowledge.sources import CrawlContext, SourceAdapter
 from pragma_ncu.knowledge.summarize import RuleSummarizer, Summarizer
 from pragma_ncu.knowledge.synthesize import synthesize
-from pragma_ncu.progress import Notice
-from pragma_ncu.settings import Settings
 
 BREAKER_LIMIT = 5  # consecutive "LLM unavailable" fallbacks before the rest go to the rules
 

@@ -14,12 +14,12 @@ from pragma_ncu.coder.variant import Variant, variant_spec
 from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.progress import Notice, Progress
-from pragma_ncu.records import Decision, KernelState, RoundRecord
+from pragma_ncu.infra.progress import Notice, Progress
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Evaluator
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.store import Store
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 
 @dataclass(frozen=True)

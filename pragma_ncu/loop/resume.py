@@ -11,8 +11,8 @@ from pragma_ncu.backends import diagnose_in
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.loop.context import Context, State
+from pragma_ncu.measure.records import RoundRecord
 from pragma_ncu.profile.profiles import profile_from_json
-from pragma_ncu.records import RoundRecord
 
 
 def load_state(ctx: Context) -> State | None:

@@ -22,7 +22,7 @@ from pragma_ncu.conductor.accept import Acceptance, accept, judge
 from pragma_ncu.conductor.rules import MoveOption, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.errors import KernelFailure, KernelNotFound, PragmaError
+from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, PragmaError
 from pragma_ncu.loop import moves
 from pragma_ncu.loop.context import Context, State, spec_of
 from pragma_ncu.loop.moves import MovePlan
@@ -33,13 +33,20 @@ from pragma_ncu.loop.side_by_side import (
     failure_summary,
     side_by_side,
 )
-from pragma_ncu.records import Decision, KernelState, LLMCall, MoveTrial, RoundRecord, verdict_word
+from pragma_ncu.measure.records import (
+    Decision,
+    KernelState,
+    LLMCall,
+    MoveTrial,
+    RoundRecord,
+    verdict_word,
+)
 from pragma_ncu.search.autotune import tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, Space
-from pragma_ncu.spec import TaskSpec
+from pragma_ncu.spec.model import TaskSpec
 
 
 class TuneError(KernelFailure):

@@ -31,10 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import NoGPUError, PragmaError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.infra.errors import NoGPUError, PragmaError
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.pool.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.pool.workers import PoolError, Slot
-from pragma_ncu.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.worker.protocol import EvalRequest, eval_request_from_dict
 
 log = logging.getLogger(__name__)

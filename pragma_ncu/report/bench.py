@@ -7,10 +7,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import ComputeCeiling
-from pragma_ncu.roofline import COMPUTE_KINDS, MEMORY, attainable
-from pragma_ncu.runs import BenchReport, BenchRow
+from pragma_ncu.backends.results import BenchReport, BenchRow
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.measure.ceilings import ComputeCeiling
+from pragma_ncu.measure.roofline import COMPUTE_KINDS, MEMORY, attainable
 
 
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:

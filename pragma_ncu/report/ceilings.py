@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling, DeviceCeilings
-from pragma_ncu.roofline import COMPUTE_KINDS
+from pragma_ncu.measure.ceilings import Ceiling, ComputeCeiling, DeviceCeilings
+from pragma_ncu.measure.roofline import COMPUTE_KINDS
 
 
 def ceiling_rows(copy: Ceiling, compute: ComputeCeiling,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
+from pragma_ncu.report import markdown as md
 
 MAX_FINDINGS = 5
 MAX_GUIDANCE = 5
@@ -167,7 +167,7 @@ def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
 
 def _markdown_sections(diagnosis: Diagnosis) -> list[str]:
     """Below the verdict: gaps, findings, ncu's guidance, hot lines, citations; text escaped
-    as pragma_ncu.markdown says, source lines in code spans (a line break in a findings cell
+    as pragma_ncu.report.markdown says, source lines in code spans (a line break in a findings cell
     is an HTML <br>, the one tag a GitHub table cell takes for it)."""
     out: list[str] = []
     gaps = coverage_lines(diagnosis)

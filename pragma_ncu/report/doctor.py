@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from pragma_ncu.toolchain import Check
+from pragma_ncu.infra.toolchain import Check
 
 
 def doctor_lines(checks: Sequence[Check]) -> list[str]:

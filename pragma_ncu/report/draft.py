@@ -9,7 +9,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pragma_ncu.draft import Draft
-from pragma_ncu.specfile import placeholders, spec_path_for
+from pragma_ncu.spec.file import placeholders, spec_path_for
 
 
 def init_lines(draft: Draft, written: tuple[Path, ...], kernel_file: Path) -> list[str]:

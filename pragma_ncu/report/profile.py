@@ -6,9 +6,9 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from pragma_ncu.backends import diagnose_in
-from pragma_ncu.errors import ExitStatus, exit_status
+from pragma_ncu.backends.results import ProfileRun
+from pragma_ncu.infra.errors import ExitStatus, exit_status
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.runs import ProfileRun
 
 
 def exit_code(run: ProfileRun) -> int:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from pragma_ncu.measure.traces import RunEntry
 from pragma_ncu.report.trace import Table, fmt_us, fmt_x
-from pragma_ncu.traces import RunEntry
 
 
 def runs_table(entries: Sequence[RunEntry]) -> Table:

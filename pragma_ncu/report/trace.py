@@ -17,12 +17,12 @@ from typing import Any
 import jinja2
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
-from pragma_ncu import sources
-from pragma_ncu.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.resources import data_path
+from pragma_ncu.measure.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.measure.traces import Trace
+from pragma_ncu.report import markdown as md
 from pragma_ncu.report.moves import NO_MOVES, MovesView, moves_view
-from pragma_ncu.resources import data_path
-from pragma_ncu.traces import Trace
 
 DASH = "—"
 

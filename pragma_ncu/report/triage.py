@@ -10,7 +10,7 @@ import textwrap
 
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
+from pragma_ncu.report import markdown as md
 from pragma_ncu.report.triage_overview import headline, side_line
 from pragma_ncu.triage.causes import number
 from pragma_ncu.triage.report import UNCHANGED, GroupTriage, KernelTriage, TriageReport
@@ -132,7 +132,7 @@ def report_text(report: TriageReport) -> str:
 
 
 def report_markdown(report: TriageReport) -> str:
-    """The same detail in Markdown (kernel names and text escaped as pragma_ncu.markdown
+    """The same detail in Markdown (kernel names and text escaped as pragma_ncu.report.markdown
     says: no entities, nothing a renderer would take for HTML)."""
     out = ["# pragma-ncu triage", ""]
     for role, side in (("BASE", report.base), ("NEW", report.new)):

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu.progress import Meter, Notice, Progress, WorkerCount, quiet
+from pragma_ncu.infra.progress import Meter, Notice, Progress, WorkerCount, quiet
 from pragma_ncu.search import retest as retesting
 from pragma_ncu.search import strategies
 from pragma_ncu.search.calibrate import calibrate
@@ -33,7 +33,7 @@ from pragma_ncu.search.serial import (
     run_search,
 )
 from pragma_ncu.search.space import Point, Space, point_key
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu.build import BuildResult, KernelResources
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.build.compile import BuildResult, KernelResources
+from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.search import feasibility, strategies
 from pragma_ncu.search.evaluator import CHECK, SEARCH, Evaluator
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.search.strategies import Strategy
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 Clock = Callable[[], float]
 PointDone = Callable[[Evaluation, "Evaluation | None"], None]  # a point, the best so far

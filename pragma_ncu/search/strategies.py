@@ -19,9 +19,9 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra.errors import InputError
 from pragma_ncu.search.space import Point, Space, point_key
-from pragma_ncu.spec import ParamValue
+from pragma_ncu.spec.model import ParamValue
 
 # Proposals in a row that were all seen before, after which the next point is an unseen one
 # drawn at random. A sampler that has settled re-proposes what it knows, and each proposal costs

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra.errors import InputError
 
 FORMAT = 1
 Dims = Mapping[str, int]

@@ -27,16 +27,16 @@ from typing import Any
 
 from pragma_ncu import backends
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.errors import KernelFailure, PragmaError, ToolchainError
+from pragma_ncu.infra.errors import KernelFailure, PragmaError, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.read import MALFORMED, read_launches
-from pragma_ncu.progress import Notice
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec, source_suffixes
-from pragma_ncu.stats import TimingStats
-from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.spec.model import Shape, TaskSpec, source_suffixes
 from pragma_ncu.triage.report import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
 RUN_PREFIX = "run:"

@@ -99,7 +99,7 @@ def test_a_local_ray_cluster_of_two_cpu_workers_finds_the_same_winner(
 
 def test_tune_searches_on_both_workers_and_stores_who_measured_what(
         kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
-    from pragma_ncu.store import Store
+    from pragma_ncu.infra.store import Store
 
     store = tmp_path / "runs.sqlite"
     res = CliRunner(env={**env, "PRAGMA_NCU_PERF": str(tmp_path / "no-perf")}).invoke(cli, [

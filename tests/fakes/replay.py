@@ -17,12 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.build import BuildResult, KernelResources, failed_build
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.build.compile import BuildResult, KernelResources, failed_build
+from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 
 class ReplayEvaluator:

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pragma_ncu.backends.cuda.session import Profiled
-from pragma_ncu.build import BuildResult, KernelResources, failed_build
+from pragma_ncu.build.compile import BuildResult, KernelResources, failed_build
 from pragma_ncu.coder.moves.base import KNOB_PREFIX
-from pragma_ncu.kernel_template import render_jinja
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
-from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
+from pragma_ncu.spec.template import render_jinja
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import backends
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.pool import devices
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.runner import Runner
 from pragma_ncu.search.autotune import SearchOptions, autotune
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.space import Space
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu

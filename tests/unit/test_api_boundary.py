@@ -14,7 +14,7 @@ import pytest
 import pragma_ncu
 from pragma_ncu import api
 from pragma_ncu.api.arguments import checked
-from pragma_ncu.errors import ArgumentError, InputError, PragmaError
+from pragma_ncu.infra.errors import ArgumentError, InputError, PragmaError
 
 PUBLIC = ("autotune", "autotune_shapes", "bench", "ceilings", "default_out", "explain", "init",
           "llm_config", "load", "profile", "shapes_of", "triage", "tune")

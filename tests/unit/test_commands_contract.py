@@ -14,7 +14,7 @@ import pytest
 
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra.errors import InputError
 from tests import architecture as arch
 
 PACKAGE = arch.ROOT / "pragma_ncu"

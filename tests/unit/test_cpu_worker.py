@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.backends.cpu.worker.host import cache_sizes, parse_size
-from pragma_ncu.measurement import Measurement, Status
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.pool.runner import HostInfo, Runner
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
 from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,

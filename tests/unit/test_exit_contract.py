@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import pragma_ncu
-from pragma_ncu import errors
 from pragma_ncu.cli.common import ContractGroup
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import ExitStatus, exit_status
+from pragma_ncu.infra import errors
+from pragma_ncu.infra.errors import ExitStatus, exit_status
 from pragma_ncu.profile.read import ReportError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_a_tune_resume_without_a_store_is_bad_input_and_creates_none(tmp_path):
 def _run(built: bool = True, device: bool = True, status: str | None = "ok",
          collected: str | None = None) -> SimpleNamespace:
     from pragma_ncu.backends.cuda.collect import CollectStatus
-    from pragma_ncu.measurement import Status
+    from pragma_ncu.measure.measurement import Status
 
     return SimpleNamespace(
         profile=None, build=SimpleNamespace(ok=built), device=object() if device else None,

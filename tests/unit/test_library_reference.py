@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.cuda.worker.device_reference import device_reference
 from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory
-from pragma_ncu.errors import SpecError
-from pragma_ncu.measurement import Status
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.task import reference_spec
+from pragma_ncu.build.task import reference_spec
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import HostInfo, Runner
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
 from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.ray_workers import STAGE, Shipper, localize
 from pragma_ncu.pool.workers import WorkerDevice
@@ -216,7 +216,7 @@ class _FakeActor:
 
 def test_a_lost_ray_actor_is_a_crash_of_its_point_and_a_new_actor_takes_over(
         tmp_path: Path) -> None:
-    from pragma_ncu.measurement import Status
+    from pragma_ncu.measure.measurement import Status
     from pragma_ncu.pool.ray_workers import RayRunner
     from pragma_ncu.pool.workers import Slot
     from tests.fakes.requests import fake_request

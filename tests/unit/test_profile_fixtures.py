@@ -17,11 +17,11 @@ from pragma_ncu.backends.cuda.diagnosis import signals as sig
 from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITY_LIST
 from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose.cite import metric_names
-from pragma_ncu.errors import ToolchainError
+from pragma_ncu.infra.errors import ToolchainError
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import ReportError, read_csv_folder, read_report
-from pragma_ncu.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "profiles"

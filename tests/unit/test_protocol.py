@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,

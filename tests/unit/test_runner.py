@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import NoGPUError, WorkerProtocolError
-from pragma_ncu.measurement import Status
-from pragma_ncu.runner import Runner
+from pragma_ncu.infra.errors import NoGPUError, WorkerProtocolError
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.worker import serve
 from tests.fakes.requests import fake_request as request
 

@@ -18,11 +18,11 @@ from pragma_ncu import api, backends
 from pragma_ncu.backends.base import Target
 from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.traces import load_trace
 from pragma_ncu.report.trace import render_markdown
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.store import Store
-from pragma_ncu.traces import load_trace
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.toy_backend import TARGET
 
 KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"

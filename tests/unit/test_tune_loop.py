@@ -23,28 +23,28 @@ from pragma_ncu import backends, loop
 from pragma_ncu import loop as session
 from pragma_ncu.backends.base import CompiledSession, Target
 from pragma_ncu.backends.rules import SpecRules
-from pragma_ncu.ceilings import ComputeCeiling, cache_compute
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.reply import parse_reply
 from pragma_ncu.conductor.rules import Policy
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.diagnose.findings import Diagnosis, Roofline
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import Store
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.llm import LLMClient, LLMConfig
 from pragma_ncu.loop.context import Context, TuneOptions
 from pragma_ncu.loop.rounds import variant_checker
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.ceilings import ComputeCeiling, cache_compute
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.measure.traces import load_trace
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.records import RoundRecord
 from pragma_ncu.report.trace import render_markdown
-from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.search.results import Budget, Evaluation
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.store import Store
-from pragma_ncu.traces import load_trace
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.fakes.replay import load_recording
 from tests.fakes.tune import (

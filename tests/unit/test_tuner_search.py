@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import InputError
-from pragma_ncu.measurement import Status
+from pragma_ncu.infra.errors import InputError
+from pragma_ncu.measure.measurement import Status
 from pragma_ncu.search import retest as retesting
 from pragma_ncu.search import strategies
 from pragma_ncu.search.autotune import SearchOptions, time_to_within, tune_parameters

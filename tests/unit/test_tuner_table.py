@@ -14,7 +14,7 @@ from pragma_ncu.search.output import write_table
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 

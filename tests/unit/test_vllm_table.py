@@ -20,8 +20,8 @@ from pragma_ncu.search.output import TableFormat, write_table
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import spec_tables, toml_text
+from pragma_ncu.spec.file import spec_tables, toml_text
+from pragma_ncu.spec.model import TaskSpec
 from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 

@@ -10,9 +10,9 @@ from importlib import resources
 from pathlib import Path
 
 from pragma_ncu.backends.cpu import build as cpu_build
-from pragma_ncu.build import BuildCache, BuildRequest
-from pragma_ncu.ceilings import ComputeCeiling, cache_compute, cached_compute
-from pragma_ncu.settings import Settings
+from pragma_ncu.build.compile import BuildCache, BuildRequest
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.ceilings import ComputeCeiling, cache_compute, cached_compute
 
 ACC = 64  # accumulators per thread in peaks.c
 FLAGS = ("-O3", "-march=native", "-fopenmp")

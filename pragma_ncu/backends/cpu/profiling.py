@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cpu import build as cpu_build
 from pragma_ncu.backends.cpu.collect import (
     Collector,
@@ -19,16 +18,17 @@ from pragma_ncu.backends.cpu.collect import (
     collect,
 )
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
-from pragma_ncu.build import BuildCache, BuildResult
-from pragma_ncu.errors import KernelFailure, ToolchainError
+from pragma_ncu.backends.results import ProfileRun
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache, BuildResult
+from pragma_ncu.infra.errors import KernelFailure, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.profile.profiles import Profile
-from pragma_ncu.progress import Notice
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.runs import ProfileRun
 from pragma_ncu.search.evaluator import RETEST
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 
 

@@ -4,11 +4,10 @@ arguments."""
 
 from __future__ import annotations
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.rules import SpecRules
 
 RULES = SpecRules(
-    "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False,
-    dtypes=tuple(dtypes.c_types()), dtypes_reason="a type with a C equivalent on the CPU",
+    "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False, c_types_only=True,
+    dtypes_reason="a type with a C equivalent on the CPU",
     template_args_refused="no template arguments: a CPU kernel is a C function (declare C++ "
                           "ones extern \"C\")")

@@ -6,19 +6,19 @@ import queue
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.ceilings import measured_compute
-from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.backends.results import BenchReport, BenchRow
+from pragma_ncu.build import task as tasks
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import find_nvcc, target_arch
+from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Lane, WorkerPool
-from pragma_ncu.progress import Notice
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.runs import BenchReport, BenchRow
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
-from pragma_ncu.toolchain import find_nvcc, target_arch
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import ParamValue, ResolvedTask, Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 

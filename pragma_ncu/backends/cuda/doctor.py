@@ -8,11 +8,11 @@ import tempfile
 
 from pragma_ncu.backends.cuda.build import build, harness_request
 from pragma_ncu.backends.cuda.worker import selftest, worker_command
-from pragma_ncu.build import BuildCache
-from pragma_ncu.errors import NoGPUError, ToolchainError
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import Check, NcuInfo, NvccInfo, find_ncu, find_nvcc
+from pragma_ncu.build.compile import BuildCache
+from pragma_ncu.infra.errors import NoGPUError, ToolchainError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check, NcuInfo, NvccInfo, find_ncu, find_nvcc
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 
 PROFILE_TIMEOUT_S = 120
 

@@ -11,20 +11,20 @@ import re
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.collect import CollectRequest, CollectStatus, collect
-from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.errors import KernelFailure, NoGPUError, PragmaError, ToolchainError
-from pragma_ncu.measurement import Status
+from pragma_ncu.backends.results import CollectorRun, ProfileRun
+from pragma_ncu.build import task as tasks
+from pragma_ncu.infra.errors import KernelFailure, NoGPUError, PragmaError, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import find_ncu, find_nvcc, target_arch
+from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.profile.read import ReportError, read_report
-from pragma_ncu.progress import Notice
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.runs import CollectorRun, ProfileRun
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
-from pragma_ncu.toolchain import find_ncu, find_nvcc, target_arch
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 

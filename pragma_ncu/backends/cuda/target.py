@@ -16,17 +16,17 @@ from pragma_ncu.backends.base import (
     ray_pool,
 )
 from pragma_ncu.backends.cuda.rules import RULES
-from pragma_ncu.ceilings import DeviceCeilings
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
+from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
+from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.runs import BenchReport, ProfileRun
 from pragma_ncu.search.evaluator import Phases
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.toolchain import Check
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
@@ -89,11 +89,11 @@ class CudaTarget(Target):
                        arch: str | None) -> str | None:
         """The spec checked and the kernel compiled at its defaults, with its resources and
         the size of its space: what tune can say without a GPU."""
-        from pragma_ncu import task as tasks
         from pragma_ncu.backends.cuda.build import build
-        from pragma_ncu.build import BuildCache
+        from pragma_ncu.build import task as tasks
+        from pragma_ncu.build.compile import BuildCache
+        from pragma_ncu.infra.toolchain import find_nvcc, target_arch
         from pragma_ncu.search.space import Space
-        from pragma_ncu.toolchain import find_nvcc, target_arch
 
         built = build(tasks.build_request(spec, target_arch(arch), {},
                                           render_dir=settings.cache_dir / "rendered"),

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pragma_ncu.errors import KernelFailure
-from pragma_ncu.runner import Device
-from pragma_ncu.runs import BenchReport, BenchRow, ProfileRun
+from pragma_ncu.backends.results import BenchReport, BenchRow, ProfileRun
+from pragma_ncu.infra.errors import KernelFailure
+from pragma_ncu.pool.runner import Device
 from pragma_ncu.search.evaluator import RETEST
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from tests.fakes.toy_backend.collect import collect
 from tests.fakes.toy_backend.evaluator import ToyEvaluator
 from tests.fakes.toy_backend.target import COLLECTOR

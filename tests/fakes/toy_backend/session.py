@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 from pragma_ncu.backends.base import Profiled
-from pragma_ncu.roofline import ComputeRate
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 from tests.fakes.toy_backend.collect import collect
 from tests.fakes.toy_backend.evaluator import ToyEvaluator
 

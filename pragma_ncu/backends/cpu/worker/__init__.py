@@ -32,10 +32,10 @@ from pragma_ncu.backends.cpu.worker.workspace import (
     run_checks,
     storage,
 )
-from pragma_ncu.measurement import Measurement, OutputCheck, Status
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ResolvedArg
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.measure.stats import TimingStats
+from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker import serve
 from pragma_ncu.worker.measure import measure
 from pragma_ncu.worker.protocol import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pragma_ncu.settings import Settings
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import eval_request_from_dict
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.store import RunRow, Store, StoreError
+from pragma_ncu.infra.store import RunRow, Store, StoreError
+from pragma_ncu.measure.records import RoundRecord
 
 
 @dataclass(frozen=True)

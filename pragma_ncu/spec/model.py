@@ -1,6 +1,6 @@
 """The task spec: a kernel, its arguments, launch geometry, problem shapes, tolerance, reference.
 
-Pure data. `load_spec` (in `specfile`) builds a `TaskSpec` from TOML; `TaskSpec.resolve` turns it
+Pure data. `load_spec` (in `spec.file`) builds a `TaskSpec` from TOML; `TaskSpec.resolve` turns it
 into a `ResolvedTask` of plain numbers for one shape and one parameter setting, which is what the
 worker receives.
 """
@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from pragma_ncu import dtypes, expr
 from pragma_ncu.backends.builtin import builtin_rules
 from pragma_ncu.backends.rules import SpecRules
-from pragma_ncu.dtypes import DType
-from pragma_ncu.errors import ExpressionError, SpecError
+from pragma_ncu.infra.errors import ExpressionError, SpecError
+from pragma_ncu.spec import dtypes, expr
+from pragma_ncu.spec.dtypes import DType
 
 ParamValue = int | float | bool | str
 

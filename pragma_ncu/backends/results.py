@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling
-from pragma_ncu.errors import PragmaError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.measure.ceilings import Ceiling, ComputeCeiling
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.stats import TimingStats
+from pragma_ncu.pool.runner import Device
 from pragma_ncu.profile.profiles import Profile
-from pragma_ncu.runner import Device
-from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.spec.model import ParamValue, ResolvedTask, Shape, TaskSpec
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.roofline import DATASHEET_KEYS
-from pragma_ncu.runner import Device, Runner
+from pragma_ncu.measure.roofline import DATASHEET_KEYS
+
+if TYPE_CHECKING:  # annotations only: a runner and a device are handed in
+    from pragma_ncu.knowledge.compendium import Compendium
+    from pragma_ncu.pool.runner import Device, Runner
 
 CEILING_BYTES = 1 << 30
 

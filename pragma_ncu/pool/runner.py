@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import IO, Any, Protocol
 
-from pragma_ncu.errors import NoGPUError, WorkerProtocolError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.infra.errors import NoGPUError, WorkerProtocolError
+from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.worker.protocol import EvalRequest, encode
 
 HELLO_TIMEOUT_S = 120.0
