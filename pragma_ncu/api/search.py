@@ -96,13 +96,7 @@ def autotune(spec: SpecLike, options: AutotuneOptions | None = None, *,
     as phases (points done of how many, the best so far, each worker's count:
     pragma_ncu.infra.progress)."""
     options = options or AutotuneOptions()
-    task, settings, chosen, checks, search_options = _plan(spec, settings, options)
-    progress = logged(progress)
-    with _session(task, settings, options, progress) as (session, _):
-        found = search.autotune(task, chosen, session.evaluator(task), search_options,
-                                check_shapes=checks, incumbent=options.incumbent,
-                                progress=progress, notice=notes(progress))
-        result = _on(found, session)
+    task, chosen, (result,) = _searched(spec, options, settings, progress, per_shape=False)
     if options.out is None:
         return result
     written = write_results(result, task, options.out, chosen, options.configs,
@@ -119,13 +113,7 @@ def autotune_shapes(spec: SpecLike, options: AutotuneOptions | None = None, *,
     and every winner to the config table (under `configs`, default out/configs, in the
     layout `config_format` names)."""
     options = options or AutotuneOptions()
-    task, settings, chosen, checks, search_options = _plan(spec, settings, options)
-    progress = logged(progress)
-    with _session(task, settings, options, progress) as (session, _):
-        found = search.autotune_shapes(task, chosen, session.evaluator(task), search_options,
-                                       check_shapes=checks, incumbent=options.incumbent,
-                                       progress=progress, notice=notes(progress))
-        results = [_on(r, session) for r in found]
+    task, chosen, results = _searched(spec, options, settings, progress, per_shape=True)
     if options.out is None:
         return ShapesResult(tuple(results))
     folder = options.configs or options.out / "configs"
@@ -153,6 +141,26 @@ def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None
         raise UsageError(str(exc), option="--batch-dim") from None
     files = vllm_table.from_table(loaded, batch)
     return table_roles(vllm_table.write(out or Path(table).parent, files))
+
+
+def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | None,
+              progress: Progress | None, per_shape: bool
+              ) -> tuple[TaskSpec, list[Shape], list[SearchResult]]:
+    """The spec, the shapes timed and the results: one search of them all, or one per shape,
+    on the target's session (with the device and the ceilings each result stands on)."""
+    task, settings, chosen, checks, search_options = _plan(spec, settings, options)
+    progress = logged(progress)
+    with _session(task, settings, options, progress) as (session, _):
+        evaluator, say = session.evaluator(task), notes(progress)
+        if per_shape:
+            found = search.autotune_shapes(task, chosen, evaluator, search_options,
+                                           check_shapes=checks, incumbent=options.incumbent,
+                                           progress=progress, notice=say)
+        else:
+            found = [search.autotune(task, chosen, evaluator, search_options,
+                                     check_shapes=checks, incumbent=options.incumbent,
+                                     progress=progress, notice=say)]
+        return task, chosen, [_on(r, session) for r in found]
 
 
 def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions

@@ -291,6 +291,17 @@ class Target(abc.ABC):
         return ()
 
 
+class CFamilyTarget(Target):
+    """A target whose kernels are C, C++ or CUDA sources (the built-in ones): the early check
+    reads the source with tree-sitter (`draft.check_kernel`) before anything is built."""
+
+    def check_kernel(self, spec: TaskSpec) -> None:
+        """KernelNotFound when the source certainly does not define the kernel."""
+        from pragma_ncu.draft import check_kernel  # tree-sitter loads only for a check
+
+        check_kernel(spec)
+
+
 def ray_pool(target: Target, request: PoolRequest, settings: Settings, timeout_s: float,
              kind: str, count: int | None, cpus: int | None = None
              ) -> tuple[list[Slot], Callable[[Slot], WorkerRunner]]:

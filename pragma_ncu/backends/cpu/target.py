@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pragma_ncu.backends.base import (
+    CFamilyTarget,
     Notice,
     PoolRequest,
     ProfileOptions,
     Session,
-    Target,
     UsageError,
     ray_pool,
 )
@@ -31,18 +31,11 @@ from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
-class CpuTarget(Target):
+class CpuTarget(CFamilyTarget):
     name = "cpu"
     rules = RULES
     device_word = "CPU"
     collectors = ("perf", "cachegrind")
-
-    def check_kernel(self, spec: TaskSpec) -> None:
-        """KernelNotFound when the source certainly does not define the kernel (read with
-        tree-sitter: see `draft.check_kernel`)."""
-        from pragma_ncu.draft import check_kernel
-
-        check_kernel(spec)
 
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cpu.worker import worker_command

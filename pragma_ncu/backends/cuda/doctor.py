@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from pragma_ncu.backends.cuda.build import build, harness_request
 from pragma_ncu.backends.cuda.worker import selftest, worker_command
@@ -23,9 +25,9 @@ def run_checks(settings: Settings, profile_check: bool = True) -> list[Check]:
     checks.append(gpu_check)
     if device is not None:
         checks.append(Check("driver", True, device.driver))
-    nvcc, nvcc_check = _nvcc(settings)
+    nvcc, nvcc_check = _found("nvcc", find_nvcc, settings)
     checks.append(nvcc_check)
-    ncu, ncu_check = _ncu(settings)
+    ncu, ncu_check = _found("ncu", find_ncu, settings)
     checks.append(ncu_check)
     if ncu is not None:
         checks.append(_ncu_report(settings, ncu))
@@ -54,20 +56,25 @@ def _gpu(settings: Settings) -> tuple[DeviceInfo | None, Check]:
     return d, Check("GPU", True, detail)
 
 
-def _nvcc(settings: Settings) -> tuple[NvccInfo | None, Check]:
-    try:
-        info = find_nvcc(settings)
-    except ToolchainError as exc:
-        return None, Check("nvcc", False, "not found", str(exc))
-    return info, Check("nvcc", True, f"{info.version} ({info.path})")
+class _Tool(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
 
 
-def _ncu(settings: Settings) -> tuple[NcuInfo | None, Check]:
+T = TypeVar("T", bound=_Tool)
+
+
+def _found(name: str, find: Callable[[Settings], T], settings: Settings
+           ) -> tuple[T | None, Check]:
+    """A tool as the settings find it (its version and path), or not found and how to get it."""
     try:
-        info = find_ncu(settings)
+        info = find(settings)
     except ToolchainError as exc:
-        return None, Check("ncu", False, "not found", str(exc))
-    return info, Check("ncu", True, f"{info.version} ({info.path})")
+        return None, Check(name, False, "not found", str(exc))
+    return info, Check(name, True, f"{info.version} ({info.path})")
 
 
 def _ncu_report(settings: Settings, ncu: NcuInfo) -> Check:

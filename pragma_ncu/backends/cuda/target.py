@@ -7,11 +7,11 @@ import os
 from collections.abc import Callable, Sequence
 
 from pragma_ncu.backends.base import (
+    CFamilyTarget,
     Notice,
     PoolRequest,
     ProfileOptions,
     Session,
-    Target,
     UsageError,
     ray_pool,
 )
@@ -30,18 +30,11 @@ from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
-class CudaTarget(Target):
+class CudaTarget(CFamilyTarget):
     name = "cuda"
     rules = RULES
     device_word = "GPU"
     collectors = ("ncu",)
-
-    def check_kernel(self, spec: TaskSpec) -> None:
-        """KernelNotFound when the source certainly does not define the kernel (read with
-        tree-sitter: see `draft.check_kernel`)."""
-        from pragma_ncu.draft import check_kernel
-
-        check_kernel(spec)
 
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cuda.worker import worker_command
