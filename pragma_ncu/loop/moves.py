@@ -46,11 +46,11 @@ class MovePlan:
 
 def options(ctx: Context, variant: Variant, best: KernelState,
             diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
-    """Every move, read against the best's source (CUDA kernels only: the moves write CUDA
-    and nvcc's options)."""
-    if ctx.spec.target != "cuda":
-        return options_of(f"the source moves rewrite CUDA kernels; this one is {ctx.spec.target}"
-                          "'s")
+    """Every move, read against the best's source (the sources the moves read only: they
+    write CUDA and nvcc's options)."""
+    if not catalog.reads(ctx.spec.source_path):
+        return options_of(f"the source moves rewrite CUDA sources ({', '.join(catalog.SOURCES)});"
+                          f" {ctx.spec.source_path.name} is not one")
     return options_of(_subject(ctx, variant, best, diagnosis))
 
 

@@ -73,6 +73,23 @@ def test_only_a_targets_folder_names_it() -> None:
     assert not named, named
 
 
+def test_above_the_backends_nothing_branches_on_a_target_name() -> None:
+    """The API, the loop, triage, report and the conductor ask a target (or a collector, or
+    a source's suffix) what it does; none compares anything with a built-in target's name."""
+    from pragma_ncu.backends.builtin import BUILTIN
+
+    found = []
+    for name, path in arch.modules(arch.ROOT / "pragma_ncu").items():
+        if arch.layer_of(name).number not in (2, 3) or name.startswith("backends"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(c, ast.Constant) and c.value in BUILTIN
+                    for c in (node.left, *node.comparators)):
+                found.append(f"pragma_ncu.{name} line {node.lineno}")
+    assert not found, found
+
+
 def test_architecture_md_shows_the_table_the_test_checks() -> None:
     text = DOC.read_text()
     shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
