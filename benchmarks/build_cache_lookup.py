@@ -1,9 +1,9 @@
 """What a compile cache lookup costs, the two ways of keying it on the headers a build reads.
 
-- manifest (what `pragma_ncu.build` does, as ccache's direct mode): the request's key names the
-  list of files earlier compiles read; a lookup hashes them again. "cold" is a process's first
-  lookup (every header read and hashed), "warm" every later one (a header whose stat is
-  unchanged is not read again: a search looks the same headers up hundreds of times).
+- manifest (what `pragma_ncu.build.compile` does, as ccache's direct mode): the request's key
+  names the list of files earlier compiles read; a lookup hashes them again. "cold" is a
+  process's first lookup (every header read and hashed), "warm" every later one (a header whose
+  stat is unchanged is not read again: a search looks the same headers up hundreds of times).
 - preprocessor per key: run the compiler's preprocessor (`-M`, the dependency list only) on
   every lookup to learn which headers the build reads; the hashing comes on top of this.
 
@@ -29,13 +29,13 @@ sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402
 
-from pragma_ncu import build as builds  # noqa: E402
-from pragma_ncu import task as tasks  # noqa: E402
 from pragma_ncu.backends.cpu import build as cpu_build  # noqa: E402
 from pragma_ncu.backends.cuda import build as cuda_build  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
-from pragma_ncu.toolchain import find_nvcc  # noqa: E402
+from pragma_ncu.build import compile as builds  # noqa: E402
+from pragma_ncu.build import task as tasks  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.infra.toolchain import find_nvcc  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeats: int, before: Callable[[], None] | None = None

@@ -32,10 +32,10 @@ from tabulate import tabulate  # noqa: E402
 from pragma_ncu import api  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.spec import Shape  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
+from pragma_ncu.spec.model import Shape  # noqa: E402
 
 KERNEL = ROOT / "examples" / "templated" / "silu_and_mul.cu"
 
@@ -58,8 +58,8 @@ def pragma_side(shape: Shape) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cold:  # no compile cache: every nvcc run is paid for
         settings = load_settings().with_(cache_dir=Path(cold))
         t0 = time.perf_counter()
-        result = api.autotune(spec, shapes=[shape], strategy="exhaustive", budget=100,
-                              settings=settings)
+        result = api.autotune(spec, api.AutotuneOptions(shapes=[shape], strategy="exhaustive",
+                                                        budget=100), settings=settings)
         wall = time.perf_counter() - t0
     best = result.best_point or {}
     with Runner(worker_command(load_settings())) as runner:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pragma_ncu.errors import (
+from pragma_ncu.infra.errors import (
     ArgumentError,
     DraftError,
     ExitStatus,
@@ -44,7 +44,7 @@ __version__ = "0.1.0"
 _API = ("tune", "autotune", "autotune_shapes", "bench", "explain", "init", "load")
 # The error types defined beside the readers that raise them, imported on first use too.
 _ERRORS = {"ReportError": "pragma_ncu.profile.read", "TriageError": "pragma_ncu.triage.report",
-           "StoreError": "pragma_ncu.store", "UsageError": "pragma_ncu.backends.base"}
+           "StoreError": "pragma_ncu.infra.store", "UsageError": "pragma_ncu.backends.base"}
 __all__ = ["ArgumentError", "DraftError", "ExitStatus", "ExpressionError", "InputError",
            "KernelFailure", "LLMBadReply", "LLMUnavailable", "NoGPUError", "PragmaError",
            "SpecError", "TemplateError", "ToolchainError", *_ERRORS, *_API]

@@ -1,26 +1,35 @@
 """The package's layers, in one table, and the checker that holds the code to them.
 
 `LAYERS` is the one place the layers are written down: `tests/unit/test_architecture.py`
-checks every module's imports against it and checks that ARCHITECTURE.md shows the same table
-(`tools/architecture_table.py` writes that table from this one).
+checks every module's references against it and checks that ARCHITECTURE.md shows the same
+table (`tools/architecture_table.py` writes that table from this one).
 
 Rules the checker enforces:
-- a module imports only modules of its own layer or of lower ones (a higher number);
+- a module refers only to modules of its own layer or of lower ones (a higher number);
 - the packages do not import each other in a cycle. A package is a top-level module or
   subpackage of `pragma_ncu`; under `backends/`, each target's module (or subpackage) is one,
   since a backend spans the layers (its worker side is layer 7, its diagnosis rules layer 4,
-  its session layer 2) and is held to each of them module by module.
+  its session layer 2) and is held to each of them module by module;
+- inside a package, the modules do not import each other in a circle either.
 
-Every import counts: module-level and function-local ones (a deferred import is still a
-dependency). Imports under `if TYPE_CHECKING:` count for the layers too (an annotation naming a
-higher layer's type is still an upward dependency) but not for cycles, since they never run;
-the code has none that point upward.
+What counts as a reference: every import statement, at module level or in a function (a
+deferred import is still a dependency); `importlib.import_module` of a name the code spells
+out (an f-string's `{__name__}` is the importer, its other parts any one part: the registry's
+`f"{__name__}.{name}.target"` refers to every target's `target`); and a string that names a
+module whole ("pragma_ncu.backends.cpu.worker": `python -m MODULE`, `--side MODULE`, a data
+package for importlib.resources), docstrings aside. All of them count for the layers, those
+under `if TYPE_CHECKING:` included (an annotation naming a higher layer's type is still an
+upward dependency). For cycles and circles, what imports a module into the process counts:
+module-level, function-local and importlib imports, not TYPE_CHECKING ones (they never run)
+nor strings (another process, or data). A function-local import counts as a module-level one
+does, so that moving an import into a function cannot hide a circle.
 """
 
 from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,40 +55,44 @@ LAYERS: tuple[Layer, ...] = (
           "the library API, the closed loop, regression triage, all rendering; the backend "
           "registry, each target's Target and loop-facing session",
           ("", "api", "api.**", "loop", "loop.**", "triage", "triage.**", "report", "report.**",
-           "doctor", "backends", "backends.base", "backends.*.target", "backends.*.session",
-           "backends.*")),
+           "backends", "backends.base", "backends.*.target", "backends.*.session")),
     Layer(3, "conductor", "deciding the next round from the measurements and the profile",
           ("conductor", "conductor.**")),
     Layer(4, "diagnose, backends' diagnosis rules",
           "profile + compendium -> ranked findings; each collector's rules",
           ("diagnose", "diagnose.**", "backends.*.diagnosis", "backends.*.diagnosis.**")),
-    Layer(5, "search, profile, ceilings, backends' evaluators and collectors",
+    Layer(5, "search, profile, measured ceilings, results, backends' evaluators and collectors",
           "the parameter search; the profile model and ncu's report readers; measured "
-          "ceilings; each target's evaluator, collector, normalizer, profiling and bench",
-          ("search", "search.**", "profile", "profile.**", "ceilings", "backends.*.evaluator",
-           "backends.*.profiling", "backends.*.collect", "backends.*.collect.**",
-           "backends.*.ceilings", "backends.*.bench")),
-    Layer(6, "runner, pool, coder, knowledge, draft",
-          "the parent side of workers; LLM rewrites; the metric compendium; `init`'s drafting",
-          ("runner", "pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
+          "ceilings; what bench and profile return for every target; each target's "
+          "evaluator, collector, normalizer, profiling, bench and doctor checks",
+          ("search", "search.**", "profile", "profile.**", "measure.ceilings",
+           "backends.results", "backends.*.evaluator", "backends.*.profiling",
+           "backends.*.collect", "backends.*.collect.**", "backends.*.ceilings",
+           "backends.*.bench", "backends.*.doctor")),
+    Layer(6, "pool, coder, knowledge, draft",
+          "workers: one (the runner, the parent side of a worker) or many; LLM rewrites; the "
+          "metric compendium; `init`'s drafting",
+          ("pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
            "draft", "draft.**")),
-    Layer(7, "worker, build, task, backends' builds and worker sides",
+    Layer(7, "worker, build, backends' builds and worker sides",
           "the child process (serve, verify/time/re-verify, references); compiling and its "
-          "cache; work orders (build and evaluate requests); each target's compiler and "
+          "cache, work orders (build and evaluate requests); each target's compiler and "
           "device side",
-          ("worker", "worker.**", "build", "task", "backends.*.build", "backends.*.worker",
+          ("worker", "worker.**", "build", "build.**", "backends.*.build", "backends.*.worker",
            "backends.*.worker.**")),
-    Layer(8, "spec and the nouns every stage shares",
-          "spec, its validator and Python description, kernel sources and templates, "
-          "toolchain discovery, the LLM client, the run store, dtypes, expressions, "
-          "measurements, statistics, round records, the roofline, Markdown text, progress "
-          "events, the log's format and files",
-          ("spec", "specfile", "describe", "sources", "kernel_template", "toolchain", "llm",
-           "store", "dtypes", "expr", "measurement", "stats", "records", "roofline",
-           "markdown", "progress", "logs", "backends.*.abi")),
-    Layer(9, "errors, settings, resources",
-          "typed exceptions; the one reader of environment variables; shipped data",
-          ("errors", "settings", "resources")),
+    Layer(8, "spec, measure, infra: the nouns every stage shares",
+          "the spec, its validator and Python description, expressions, dtypes and kernel "
+          "templates; the built-in targets and what each asks of a spec; measurements, "
+          "statistics, round records and their traces, the roofline; toolchain discovery, "
+          "kernel sources, the run store, the LLM client, progress events, the log's format "
+          "and files",
+          ("spec", "spec.**", "backends.rules", "backends.builtin", "backends.*.rules",
+           "backends.*.abi", "measure", "measure.**", "infra.toolchain", "infra.sources",
+           "infra.store", "infra.llm", "infra.progress", "infra.logs")),
+    Layer(9, "infra's base, targets' packages",
+          "typed exceptions; the one reader of environment variables; shipped data; a "
+          "target's package itself (its docstring, and data files such as peaks.c)",
+          ("infra", "infra.errors", "infra.settings", "infra.resources", "backends.*")),
 )
 
 
@@ -120,12 +133,26 @@ def package_of(module: str) -> str:
     return parts[0]
 
 
+MODULE, LOCAL, TYPING, DYNAMIC, STRING = "module", "local", "typing", "dynamic", "string"
+
+
 @dataclass(frozen=True)
 class Import:
     module: str  # the importer, below `pragma_ncu.`
     target: str  # the imported module, below `pragma_ncu.` ("" for the package)
     line: int
-    typing_only: bool  # under `if TYPE_CHECKING:`
+    how: str = MODULE  # MODULE (at import time), LOCAL (in a function), TYPING (under
+    # `if TYPE_CHECKING:`), DYNAMIC (importlib.import_module of a name the code spells out),
+    # STRING (a string naming the module: `python -m MODULE`, `--side MODULE`, a data package)
+
+    @property
+    def typing_only(self) -> bool:
+        return self.how == TYPING
+
+    @property
+    def at_import(self) -> bool:
+        """Whether it runs when the importer is imported (not in a function, not typing)."""
+        return self.how == MODULE
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -141,17 +168,105 @@ def modules(root: Path) -> dict[str, Path]:
 
 
 def imports(root: Path, package: str = PACKAGE) -> Iterator[Import]:
-    """Every import of one of the package's own modules, in every module under `root`."""
+    """Every reference to one of the package's own modules, in every module under `root`:
+    import statements, `importlib.import_module` of a name spelled out (an f-string's
+    unknown parts match any module there), and strings that name a module whole."""
     known = modules(root)
     for name, path in known.items():
         tree = ast.parse(path.read_text(), str(path))
-        typing = _typing_only_lines(tree)
+        how = _placement(tree)
         is_init = path.name == "__init__.py"
+        docstrings = _docstrings(tree)
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            for target in _targets(node, name, is_init, package, known):
-                yield Import(name, target, node.lineno, node.lineno in typing)
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in _targets(node, name, is_init, package, known):
+                    yield Import(name, target, node.lineno, how.get(node.lineno, MODULE))
+            elif isinstance(node, ast.Call) and _is_import_module(node):
+                for target in _dynamic(node.args[0] if node.args else None, name, package,
+                                       known):
+                    yield Import(name, target, node.lineno, DYNAMIC)
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docstrings):
+                target = _named(node.value, package, known)
+                if target is not None:
+                    yield Import(name, target, node.lineno, STRING)
+
+
+def _placement(tree: ast.Module) -> dict[int, str]:
+    """The lines of imports that do not run at import time: TYPING under `if TYPE_CHECKING:`,
+    LOCAL in a function body."""
+    lines: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Import | ast.ImportFrom):
+                    lines.setdefault(sub.lineno, LOCAL)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                for sub in ast.walk(child):
+                    if hasattr(sub, "lineno"):
+                        lines[sub.lineno] = TYPING
+    return lines
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the docstring nodes (prose, not references)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value,
+                                                                     ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def _is_import_module(node: ast.Call) -> bool:
+    f = node.func
+    return (isinstance(f, ast.Attribute) and f.attr == "import_module") or (
+        isinstance(f, ast.Name) and f.id in ("import_module", "__import__"))
+
+
+def _dynamic(arg: ast.expr | None, name: str, package: str,
+             known: dict[str, Path]) -> Iterator[str]:
+    """The modules an import_module argument can name: a string, or an f-string whose
+    `{__name__}` is the importer and whose other parts may be any one part."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        target = _named(arg.value, package, known)
+        if target is not None:
+            yield target
+        return
+    if not isinstance(arg, ast.JoinedStr):
+        return  # a name chosen at run time (a spec's reference, `--side MODULE`)
+    pattern = "".join(
+        part.value if isinstance(part, ast.Constant) else
+        (f"{package}.{name}" if name else package) if _is_dunder_name(part) else "*"
+        for part in arg.values)
+    below = _below(pattern, package)
+    if below is None:
+        return
+    yield from (m for m in known if m and matches(m, below))
+
+
+def _is_dunder_name(part: ast.expr) -> bool:
+    return (isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name)
+            and part.value.id == "__name__")
+
+
+def _named(text: str, package: str, known: dict[str, Path]) -> str | None:
+    """The module a string names whole ("pragma_ncu.backends.cpu.worker"), or None: a
+    string that is no dotted name, or names nothing below the package."""
+    if not _DOTTED.fullmatch(text):
+        return None
+    below = _below(text, package)
+    if not below:
+        return None
+    found = _existing(below, known)
+    return found or None
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
 def _targets(node: ast.Import | ast.ImportFrom, name: str, is_init: bool, package: str,
@@ -196,17 +311,6 @@ def _existing(target: str, known: dict[str, Path]) -> str:
     return target
 
 
-def _typing_only_lines(tree: ast.Module) -> set[int]:
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.body:
-                for sub in ast.walk(child):
-                    if hasattr(sub, "lineno"):
-                        lines.add(sub.lineno)
-    return lines
-
-
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
@@ -237,20 +341,36 @@ def upward(found: Iterable[Import], layer: LayerLookup | None = None) -> list[Vi
     return out
 
 
+RUNS = (MODULE, LOCAL, DYNAMIC)  # the references that import a module into the process
+
+
 def cycles(found: Iterable[Import], package: PackageLookup | None = None
            ) -> list[tuple[str, ...]]:
     """The import cycles between packages (strongly connected sets of more than one), each
-    sorted; imports under TYPE_CHECKING do not count."""
+    sorted. Every import that runs counts, in a function too: a deferred import is still a
+    dependency; those under TYPE_CHECKING never run, and a string naming a module to another
+    process (`python -m MODULE`) imports nothing here."""
     group = package or package_of
     edges: dict[str, set[str]] = {}
     for imp in found:
-        if imp.typing_only:
+        if imp.how not in RUNS:
             continue
         a, b = group(imp.module), group(imp.target)
         if a != b:
             edges.setdefault(a, set()).add(b)
             edges.setdefault(b, set())
     return sorted(tuple(sorted(c)) for c in _strongly_connected(edges) if len(c) > 1)
+
+
+def circles(found: Iterable[Import], package: PackageLookup | None = None
+            ) -> list[tuple[str, ...]]:
+    """The import cycles between the modules of one package, each sorted. They count as
+    `cycles` does, function-local imports included: moving an import into a function only
+    hides a circle until that function runs (and makes the order of imports matter)."""
+    group = package or package_of
+    inside = [imp for imp in found if imp.module != imp.target
+              and group(imp.module) == group(imp.target)]
+    return cycles(inside, lambda module: module)
 
 
 def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -20,12 +20,14 @@ def _has_nvcc() -> bool:
 @pytest.fixture(scope="session")
 def gpu_device():  # type: ignore[no-untyped-def]
     """The device a real worker opens, or skip: GPU tests are real runs, never mocks."""
-    from pragma_ncu.errors import NoGPUError
-    from pragma_ncu.runner import Runner
+    from pragma_ncu.infra.errors import NoGPUError
+    from pragma_ncu.pool.runner import Runner
+    from pragma_ncu.worker import serve
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
-        with Runner([sys.executable, "-m", "pragma_ncu.worker"], timeout_s=120, env=env) as r:
+        command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
+        with Runner(command, timeout_s=120, env=env) as r:
             return r.hello()
     except NoGPUError as exc:
         pytest.skip(f"no GPU: {exc.reason}")

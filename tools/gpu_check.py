@@ -21,14 +21,14 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pragma_ncu import task as tasks  # noqa: E402
 from pragma_ncu.backends.cuda import build as cuda_build  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
+from pragma_ncu.build import task as tasks  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
 from pragma_ncu.report import bench as render  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
 from pragma_ncu.worker.protocol import TimingConfig  # noqa: E402
 
 EXAMPLES = ["silu_and_mul", "fused_add_rmsnorm", "merge_attn_states_lse", "softmax", "layernorm",
@@ -98,7 +98,7 @@ def overhead(runner: Runner, settings) -> dict:  # type: ignore[no-untyped-def]
     spec = load_spec(ROOT / "examples" / "silu_and_mul.toml")
     shape = spec.shape_named("llama-7b")
     device = runner.hello()
-    from pragma_ncu.toolchain import find_nvcc
+    from pragma_ncu.infra.toolchain import find_nvcc
     built, harness = cuda_build.build_with_harness(spec, device.arch, find_nvcc(settings), settings)
     task = spec.resolve(shape)
     walls = []

@@ -43,7 +43,7 @@ $py - "$out/kbuild1.json" "$out/kbuild2.json" <<'PY'
 import json, sys
 from pragma_ncu.knowledge.compendium import Compendium, load_generated
 from pragma_ncu.backends.cuda.collect import DIAGNOSIS_METRICS
-from pragma_ncu.settings import load_settings
+from pragma_ncu.infra.settings import load_settings
 for path in sys.argv[1:]:
     d = json.load(open(path))
     print({k: v for k, v in d.items() if not isinstance(v, (list, dict))})

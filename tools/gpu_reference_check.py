@@ -35,14 +35,14 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-from pragma_ncu import dtypes  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
-from pragma_ncu.errors import NoGPUError  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.spec import TaskSpec  # noqa: E402
-from pragma_ncu.specfile import parse_spec  # noqa: E402
+from pragma_ncu.infra.errors import NoGPUError  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
+from pragma_ncu.spec import dtypes  # noqa: E402
+from pragma_ncu.spec.file import parse_spec  # noqa: E402
+from pragma_ncu.spec.model import TaskSpec  # noqa: E402
 from pragma_ncu.worker.protocol import TimingConfig  # noqa: E402
 from pragma_ncu.worker.reference import load_function  # noqa: E402
 
@@ -80,7 +80,7 @@ def verify(runner: Runner, settings: Any) -> list[dict[str, Any]]:
             if not report.rows:  # no build or no GPU: say so rather than show nothing
                 rows.append({"kernel": kernel, "shape": "-", "library": library,
                              "status": "no_gpu" if report.device is None else "build_failed",
-                             "message": report.no_gpu_reason or report.build.log[-500:]})
+                             "message": report.no_device_reason or report.build.log[-500:]})
             for row in report.rows:
                 m = row.measurement
                 worst = [(o.name, o.max_abs, o.max_rel) for c in m.checks for o in c.outputs]

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pragma_ncu.settings import load_settings
+from pragma_ncu.infra.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "tests" / "fixtures" / "profiles" / "silu_and_mul" / "report.ncu-rep"

@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from pragma_ncu.loop.results import moves_won  # noqa: E402
-from pragma_ncu.records import RoundRecord  # noqa: E402
+from pragma_ncu.measure.records import RoundRecord  # noqa: E402
 
 SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout"),
         ("blind", "examples/moves/blind"), ("example", "examples"))
@@ -48,8 +48,9 @@ def kernels() -> list[tuple[str, str, str]]:
 
 
 def write_traces(store: Path, stem: Path) -> None:
-    from pragma_ncu.report.trace import load_trace, render_html, render_markdown, trace_json
-    from pragma_ncu.store import Store
+    from pragma_ncu.infra.store import Store
+    from pragma_ncu.measure.traces import load_trace
+    from pragma_ncu.report.trace import render_html, render_markdown, trace_json
     if not store.is_file():
         return
     with Store.open(store) as db:

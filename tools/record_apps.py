@@ -136,8 +136,8 @@ def record_many(ncu: str, bins: Path, out: Path, arch: str, budget_s: float,
 def record(args: argparse.Namespace) -> None:
     from record_corpus import meta
 
-    from pragma_ncu.settings import load_settings
-    from pragma_ncu.toolchain import find_ncu
+    from pragma_ncu.infra.settings import load_settings
+    from pragma_ncu.infra.toolchain import find_ncu
 
     ncu = find_ncu(load_settings())
     out: Path = args.out

@@ -62,7 +62,7 @@ PAIRS = ROOT / "examples" / "regressions"
 
 def pair_specs(side: str) -> dict[str, Any]:
     """(pair name -> TaskSpec) of one side of every planted regression pair (not 'identical')."""
-    from pragma_ncu.specfile import load_spec
+    from pragma_ncu.spec.file import load_spec
 
     table = tomllib.loads((PAIRS / "expected.toml").read_text())
     return {name: load_spec(PAIRS / e[side]["spec"], PAIRS / e[side]["kernel"])
@@ -70,7 +70,7 @@ def pair_specs(side: str) -> dict[str, Any]:
 
 
 def app_specs(only: list[str], pairs: str | None) -> dict[str, Any]:
-    from pragma_ncu.specfile import load_spec
+    from pragma_ncu.spec.file import load_spec
 
     if pairs:
         return pair_specs(pairs)
@@ -80,12 +80,12 @@ def app_specs(only: list[str], pairs: str | None) -> dict[str, Any]:
 def run_app(only: list[str], pairs: str | None = None) -> int:
     """The profiled application: build every kernel (cached), then launch each once on seeded
     random inputs, in this one process."""
-    from pragma_ncu import task as tasks
     from pragma_ncu.backends.cuda import build as cuda_build
     from pragma_ncu.backends.cuda.worker.evaluate import Session, launch_for_profile
     from pragma_ncu.backends.cuda.worker.gpu import Gpu
-    from pragma_ncu.settings import load_settings
-    from pragma_ncu.toolchain import find_nvcc
+    from pragma_ncu.build import task as tasks
+    from pragma_ncu.infra.settings import load_settings
+    from pragma_ncu.infra.toolchain import find_nvcc
 
     settings = load_settings()
     nvcc = find_nvcc(settings)
@@ -154,8 +154,8 @@ def record_ours(name: str, entry: dict[str, Any], out: Path, settings: Any, ncu:
     from pragma_ncu.backends.cuda.collect import CollectRequest
     from pragma_ncu.backends.cuda.profiling import run_profile
     from pragma_ncu.backends.cuda.worker import worker_command
-    from pragma_ncu.runner import Runner
-    from pragma_ncu.specfile import load_spec
+    from pragma_ncu.pool.runner import Runner
+    from pragma_ncu.spec.file import load_spec
 
     spec = load_spec(spec_path(entry))
     worker = worker_command(settings)
@@ -179,11 +179,11 @@ def record_ours(name: str, entry: dict[str, Any], out: Path, settings: Any, ncu:
 
 def prebuild(chosen: dict[str, dict[str, Any]], settings: Any, arch: str) -> float:
     """Compile every kernel once, on all cores, so that the profiled runs hit the cache."""
-    from pragma_ncu import task as tasks
     from pragma_ncu.backends.cuda.build import build_many, harness_request
-    from pragma_ncu.build import BuildCache
-    from pragma_ncu.specfile import load_spec
-    from pragma_ncu.toolchain import find_nvcc
+    from pragma_ncu.build import task as tasks
+    from pragma_ncu.build.compile import BuildCache
+    from pragma_ncu.infra.toolchain import find_nvcc
+    from pragma_ncu.spec.file import load_spec
 
     t0 = time.perf_counter()
     requests = [tasks.build_request(load_spec(spec_path(e)), arch,
@@ -231,8 +231,8 @@ def meta(ncu: Any, out: Path) -> dict[str, Any]:
 
 
 def record(args: argparse.Namespace) -> None:
-    from pragma_ncu.settings import load_settings
-    from pragma_ncu.toolchain import find_ncu
+    from pragma_ncu.infra.settings import load_settings
+    from pragma_ncu.infra.toolchain import find_ncu
 
     settings = load_settings()
     ncu = find_ncu(settings)

@@ -32,14 +32,14 @@ from pragma_ncu.backends import diagnose  # noqa: E402
 from pragma_ncu.backends.cuda import collect as col  # noqa: E402
 from pragma_ncu.backends.cuda.profiling import run_profile  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
+from pragma_ncu.infra.settings import load_settings  # noqa: E402
+from pragma_ncu.infra.toolchain import find_ncu  # noqa: E402
 from pragma_ncu.knowledge.compendium import Compendium  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
 from pragma_ncu.profile import csv_reader, normalize  # noqa: E402
 from pragma_ncu.profile.read import dump_with_ncu_report  # noqa: E402
 from pragma_ncu.report.diagnosis import explain_text  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import load_settings  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
-from pragma_ncu.toolchain import find_ncu  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
 
 EXAMPLES = ["silu_and_mul", "fused_add_rmsnorm", "merge_attn_states_lse", "softmax", "layernorm",
             "max_reduce", "transpose", "sgemm"]
@@ -102,7 +102,7 @@ def record(name: str, spec_path: Path, expected: str | None, out: Path, settings
         json.dumps(run.profile.to_json()).encode(), mtime=0))
     k = run.profile.kernels[0]
     d = diagnose(k, knowledge, run.ceiling.gbps if run.ceiling else None,
-                 str(spec.source_path.resolve()))
+                 str(spec.source_path.resolve()), collector=run.profile.collector)
     (dest / "explain.txt").write_text(explain_text(d, k) + "\n")
     shutil.rmtree(dest / "default", ignore_errors=True)
     top = [f"{f.bottleneck} {f.score:.2f}" for f in d.findings[:3]]

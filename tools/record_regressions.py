@@ -33,17 +33,17 @@ from pragma_ncu.backends.cuda import collect as col  # noqa: E402
 from pragma_ncu.backends.cuda.bench import run_bench  # noqa: E402
 from pragma_ncu.backends.cuda.profiling import ProfileRun, run_profile  # noqa: E402
 from pragma_ncu.backends.cuda.worker import worker_command  # noqa: E402
+from pragma_ncu.infra.settings import Settings, load_settings  # noqa: E402
+from pragma_ncu.infra.toolchain import find_ncu  # noqa: E402
 from pragma_ncu.knowledge.compendium import Compendium  # noqa: E402
-from pragma_ncu.measurement import Status  # noqa: E402
-from pragma_ncu.runner import Runner  # noqa: E402
-from pragma_ncu.settings import Settings, load_settings  # noqa: E402
-from pragma_ncu.spec import TaskSpec  # noqa: E402
-from pragma_ncu.specfile import load_spec  # noqa: E402
-from pragma_ncu.stats import TimingStats  # noqa: E402
-from pragma_ncu.toolchain import find_ncu  # noqa: E402
+from pragma_ncu.measure.measurement import Status  # noqa: E402
+from pragma_ncu.measure.stats import TimingStats  # noqa: E402
+from pragma_ncu.pool.runner import Runner  # noqa: E402
+from pragma_ncu.report.triage import report_text  # noqa: E402
+from pragma_ncu.spec.file import load_spec  # noqa: E402
+from pragma_ncu.spec.model import TaskSpec  # noqa: E402
 from pragma_ncu.triage.engine import triage  # noqa: E402
 from pragma_ncu.triage.load import read_side, write_timings  # noqa: E402
-from pragma_ncu.triage.render import report_text  # noqa: E402
 from pragma_ncu.triage.report import Timing  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))

@@ -16,14 +16,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda.build import build_many
-from pragma_ncu.build import BuildCache
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.search import feasibility
 from pragma_ncu.search.space import Space
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec, spec_path_for
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.spec.file import load_spec, spec_path_for
 
 SM90 = feasibility.Limits(max_threads_per_block=1024, max_threads_per_sm=2048,
                           max_blocks_per_sm=32, max_registers_per_block=65536,

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragma_ncu import backends
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft.cparse import language_of, parse_source
-from pragma_ncu.errors import DraftError, InputError
+from pragma_ncu.infra.errors import DraftError, InputError
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage.groups import KernelGroup, group_launches
@@ -98,7 +99,8 @@ def explain_application(launches: Launches, diagnose: Diagnose, kernel: str | No
     """Group the launches, diagnose each group's median launch (those of the groups whose
     name contains `kernel`, when given), rank them by estimated saving, and find where each
     kernel is defined among the sources under `source_roots`."""
-    groups = group_launches(launches.profile.kernels)
+    reader = backends.for_collector(backends.collector_of(launches.profile))
+    groups = group_launches(launches.profile.kernels, reader.launch_duration_us)
     chosen = [g for g in groups if kernel is None or matches(g.launches[0], kernel)]
     if kernel is not None and not chosen:
         raise no_match(kernel, [g.name for g in groups])

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from pragma_ncu.errors import ArgumentError
+from pragma_ncu.infra.errors import ArgumentError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,6 +45,22 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
                                     f"{_short(value)}")
         return function(*bound.args, **bound.kwargs)
     return call
+
+
+def check_fields(options: Any) -> None:
+    """An options dataclass's fields checked against their annotations as `checked` checks a
+    call (a path given as a str becomes a Path); call it from `__post_init__`."""
+    kind = type(options)
+    hints = _resolved(kind.__init__)
+    for name in kind.__dataclass_fields__:
+        value, hint = getattr(options, name), hints.get(name, Any)
+        if accepts(value, hint):
+            continue
+        if _takes_path(hint) and isinstance(value, str | os.PathLike):
+            object.__setattr__(options, name, Path(value))  # frozen: still being made
+        else:
+            raise ArgumentError(f"{kind.__name__}(): field {name!r} takes {described(hint)}, "
+                                f"not {type(value).__name__} {_short(value)}")
 
 
 def _resolved(function: Callable[..., Any]) -> dict[str, Any]:

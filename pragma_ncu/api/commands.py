@@ -1,10 +1,10 @@
-"""`bench`, `profile`, `explain`, `ceilings` and `init` as library calls."""
+"""`bench`, `profile`, `explain` and `init` as library calls."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -26,30 +26,24 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, ProfileOptions
-from pragma_ncu.backends.cpu.profiling import CpuRun
-from pragma_ncu.backends.cuda.bench import BenchReport
-from pragma_ncu.backends.cuda.profiling import ProfileRun
-from pragma_ncu.ceilings import (
-    DeviceCeilings,
-    cached_compute_for_device,
-    cached_for_device,
-    datasheet_for,
-)
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
-from pragma_ncu.errors import KernelFailure, NoGPUError
+from pragma_ncu.infra.errors import KernelFailure, NoGPUError
+from pragma_ncu.infra.progress import Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.knowledge.compendium import load_compendium
+from pragma_ncu.measure.ceilings import (
+    cached_compute_for_device,
+    cached_for_device,
+)
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_launches
-from pragma_ncu.progress import Progress, logged, notes
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, source_suffixes
+from pragma_ncu.spec.model import ParamValue, Shape, source_suffixes
 from pragma_ncu.triage.load import demangled
 from pragma_ncu.worker.protocol import TimingConfig
-
-AnyProfileRun = ProfileRun | CpuRun  # each target's own record of a profiled instance
 
 
 @checked
@@ -60,7 +54,7 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
           ) -> BenchReport:
     """Build once, then verify and time the kernel at each of `shapes` (all of the spec's by
     default), spread over a pool's workers when one is asked for. Without a GPU the report
-    says so (`device` None, `no_gpu_reason`) after compiling."""
+    says so (`device` None, `no_device_reason`) after compiling."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, shapes)
     target, say = target_of(task), notes(logged(progress))
@@ -71,11 +65,9 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
     try:
         with (contextlib.nullcontext(cast(Runner, workers.primary.runner)) if workers
               else target.runner(settings, timeout)) as runner:
-            report: BenchReport = target.bench(task, chosen, settings, runner, params=params,
-                                               arch=arch, timing=TimingConfig(
-                                                   budget_ms=budget_ms),
-                                               progress=say, pool=workers)
-            return report
+            return target.bench(task, chosen, settings, runner, params=params, arch=arch,
+                                timing=TimingConfig(budget_ms=budget_ms), progress=say,
+                                pool=workers)
     finally:
         if workers is not None:
             workers.close()
@@ -84,16 +76,14 @@ def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
 @checked
 def profile(spec: SpecLike, *, shape: str | Shape | None = None,
             options: ProfileOptions | None = None, settings: Settings | None = None,
-            progress: Progress | None = None) -> AnyProfileRun:
+            progress: Progress | None = None) -> ProfileRun:
     """Verify, time and profile the kernel at one shape (the spec's first by default) with its
-    target's collector: ncu for CUDA (a ProfileRun: the .ncu-rep, ncu's log, profile.json),
-    perf or cachegrind for C/C++ (a CpuRun). A failed step is the run's `problem`."""
+    target's collector: ncu for CUDA (the .ncu-rep and ncu's log beside the profile.json),
+    perf or cachegrind for C/C++. A failed step is the run's `problem`."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, [shape] if shape else None)[0]
-    run: AnyProfileRun = target_of(task).profile(task, chosen, settings,
-                                                 options or ProfileOptions(),
-                                                 notes(logged(progress)))
-    return run
+    return target_of(task).profile(task, chosen, settings, options or ProfileOptions(),
+                                   notes(logged(progress)))
 
 
 @dataclass(frozen=True)
@@ -191,25 +181,6 @@ def _device_name(kernels: list[KernelProfile]) -> str | None:
     names = {str(k.metrics["device__attribute_display_name"].value) for k in kernels
              if "device__attribute_display_name" in k.metrics}
     return names.pop() if len(names) == 1 else None
-
-
-@dataclass(frozen=True)
-class Ceilings:
-    """What `ceilings` measured (or found cached), with the datasheet's figures of a GPU the
-    knowledge lists ({} otherwise)."""
-
-    measured: DeviceCeilings
-    datasheet: dict[str, float] = field(default_factory=dict)
-
-
-@checked
-def ceilings(target: str = "cuda", *, refresh: bool = False,
-             settings: Settings | None = None) -> Ceilings:
-    """A target's ceilings for the roofline, measured once and cached: the GPU's copy
-    bandwidth and compute rates (target "cuda"), or this host's (target "cpu")."""
-    settings = settings_or_default(settings)
-    measured: DeviceCeilings = backends.get(target).ceilings(settings, refresh)
-    return Ceilings(measured, datasheet_for(measured.name, load_compendium(settings)))
 
 
 @dataclass(frozen=True)

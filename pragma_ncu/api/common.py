@@ -11,13 +11,13 @@ from typing import cast
 from pragma_ncu import backends
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
-from pragma_ncu.errors import SourceError, SpecError
+from pragma_ncu.infra.errors import SourceError, SpecError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings, load_settings
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.progress import Notice
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import Settings, load_settings
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes, load_spec, spec_path_for
+from pragma_ncu.spec.file import check_shapes, load_spec, spec_path_for
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
 

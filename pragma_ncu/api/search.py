@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pragma_ncu.api.arguments import checked
+from pragma_ncu.api.arguments import check_fields, checked
 from pragma_ncu.api.common import (
     SpecLike,
     connected,
@@ -18,9 +18,10 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, Session, UsageError
-from pragma_ncu.errors import InputError, NoGPUError
+from pragma_ncu.infra.errors import InputError, NoGPUError
+from pragma_ncu.infra.progress import Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.progress import Progress, logged, notes
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
@@ -32,8 +33,7 @@ from pragma_ncu.search.output import (
     write_table,
 )
 from pragma_ncu.search.results import Budget, SearchResult
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -55,69 +55,76 @@ def default_out(spec: TaskSpec) -> Path:
     return Path("pragma-ncu-autotune") / spec.source_path.name.split(".")[0]
 
 
+@dataclass(frozen=True)
+class AutotuneOptions:
+    """How `autotune` (and `autotune_shapes`) searches: the shapes timed (all of the spec's by
+    default; the others are then verified only, or ad hoc as "T=4096,d=11008"), the strategy
+    (search.strategies.choices()), the budget in points and seconds, the top `top_k`
+    re-tested over `rounds`, the sampler's seed, the configuration to beat (`incumbent`, the
+    spec's defaults unless given), the arch, a measurement's timeout, where the results and
+    config tables go (`out`, `configs`, `config_format`) and the pool of workers."""
+
+    shapes: Sequence[str | Shape] = ()
+    strategy: str = "auto"
+    budget: int = 200
+    time_budget: float | None = None
+    top_k: int = 5
+    rounds: int = 2
+    seed: int = 0
+    incumbent: dict[str, ParamValue] | None = None
+    arch: str | None = None
+    timeout: float = 60.0
+    out: Path | None = None
+    configs: Path | None = None
+    config_format: TableFormat = OWN_LAYOUT
+    pool: PoolRequest | None = None
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
 @checked
-def autotune(spec: SpecLike, *, shapes: Sequence[str | Shape] = (), strategy: str = "auto",
-             budget: int = 200, time_budget: float | None = None, top_k: int = 5,
-             rounds: int = 2, seed: int = 0, incumbent: dict[str, ParamValue] | None = None,
-             arch: str | None = None, timeout: float = 60.0, out: Path | None = None,
-             configs: Path | None = None, config_format: TableFormat = OWN_LAYOUT,
-             pool: PoolRequest | None = None, settings: Settings | None = None,
-             progress: Progress | None = None) -> SearchResult:
+def autotune(spec: SpecLike, options: AutotuneOptions | None = None, *,
+             settings: Settings | None = None, progress: Progress | None = None
+             ) -> SearchResult:
     """Search the parameters `spec` declares inside the device's limits (docs/tuner.md):
-    every point verified at every shape, timed at `shapes` (all of the spec's by default; the
-    others are then verified only), the top `top_k` re-tested over `rounds`, a winner only
-    beyond the noise. With `out`, writes the instantiated best kernel, results.json,
-    evaluations.jsonl and the config table (under `configs`, default out/configs, in the
-    layout `config_format` names) and lists them in `SearchResult.files`. `progress` hears
-    each step's line, and the search and the re-test as phases (points done of how many, the
-    best so far, each worker's count: pragma_ncu.progress)."""
-    task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
-                                                    time_budget, top_k, rounds, seed,
-                                                    config_format)
-    progress = logged(progress)
-    with _session(task, settings, arch, timeout, pool, progress) as (session, _):
-        found = search.autotune(task, chosen, session.evaluator(task), options,
-                                check_shapes=checks, incumbent=incumbent,
-                                progress=progress, notice=notes(progress))
-        result = _on(found, session)
-    if out is None:
+    every point verified at every shape, timed at `options.shapes`, the top candidates
+    re-tested, a winner only beyond the noise. With `options.out`, writes the instantiated
+    best kernel, results.json, evaluations.jsonl and the config table (under `configs`,
+    default out/configs, in the layout `config_format` names) and lists them in
+    `SearchResult.files`. `progress` hears each step's line, and the search and the re-test
+    as phases (points done of how many, the best so far, each worker's count:
+    pragma_ncu.infra.progress)."""
+    options = options or AutotuneOptions()
+    task, chosen, (result,) = _searched(spec, options, settings, progress, per_shape=False)
+    if options.out is None:
         return result
-    written = write_results(result, task, out, chosen, configs, config_format)
+    written = write_results(result, task, options.out, chosen, options.configs,
+                            options.config_format)
     return replace(result, files=tuple((k, str(v)) for k, v in written.items()))
 
 
 @checked
-def autotune_shapes(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
-                    strategy: str = "auto", budget: int = 200, time_budget: float | None = None,
-                    top_k: int = 5, rounds: int = 2, seed: int = 0,
-                    incumbent: dict[str, ParamValue] | None = None, arch: str | None = None,
-                    timeout: float = 60.0, out: Path | None = None, configs: Path | None = None,
-                    config_format: TableFormat = OWN_LAYOUT, pool: PoolRequest | None = None,
+def autotune_shapes(spec: SpecLike, options: AutotuneOptions | None = None, *,
                     settings: Settings | None = None, progress: Progress | None = None
                     ) -> ShapesResult:
     """`autotune` of each shape on its own (a configuration per shape; with a pool the shapes
-    are spread over its workers). With `out`, each shape's results go to out/<shape> and every
-    winner to the config table (under `configs`, default out/configs, in the layout
-    `config_format` names)."""
-    task, settings, chosen, checks, options = _plan(spec, settings, shapes, strategy, budget,
-                                                    time_budget, top_k, rounds, seed,
-                                                    config_format)
-    progress = logged(progress)
-    with _session(task, settings, arch, timeout, pool, progress) as (session, _):
-        found = search.autotune_shapes(task, chosen, session.evaluator(task), options,
-                                       check_shapes=checks, incumbent=incumbent,
-                                       progress=progress, notice=notes(progress))
-        results = [_on(r, session) for r in found]
-    if out is None:
+    are spread over its workers). With `options.out`, each shape's results go to out/<shape>
+    and every winner to the config table (under `configs`, default out/configs, in the
+    layout `config_format` names)."""
+    options = options or AutotuneOptions()
+    task, chosen, results = _searched(spec, options, settings, progress, per_shape=True)
+    if options.out is None:
         return ShapesResult(tuple(results))
-    folder = configs or out / "configs"
+    folder = options.configs or options.out / "configs"
     written = [replace(r, files=tuple((k, str(v)) for k, v in write_results(
-        r, task, out / _safe(r.shapes[0]), chosen, folder, config_format).items()))
-        for r in results]
-    return ShapesResult(tuple(written),
-                        tuple(write_table(results, task, folder, chosen, config_format)))
+        r, task, options.out / _safe(r.shapes[0]), chosen, folder,
+        options.config_format).items())) for r in results]
+    return ShapesResult(tuple(written), tuple(write_table(results, task, folder, chosen,
+                                                          options.config_format)))
 
 
+@checked
 def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None,
                   out: Path | None = None) -> dict[str, Path]:
     """Write the config table file `table` (this tool's layout) in the layout `to` ("vllm":
@@ -136,42 +143,60 @@ def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None
     return table_roles(vllm_table.write(out or Path(table).parent, files))
 
 
-def _plan(spec: SpecLike, settings: Settings | None, shapes: Sequence[str | Shape],
-          strategy: str, budget: int, time_budget: float | None, top_k: int, rounds: int,
-          seed: int, config_format: TableFormat
+def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | None,
+              progress: Progress | None, per_shape: bool
+              ) -> tuple[TaskSpec, list[Shape], list[SearchResult]]:
+    """The spec, the shapes timed and the results: one search of them all, or one per shape,
+    on the target's session (with the device and the ceilings each result stands on)."""
+    task, settings, chosen, checks, search_options = _plan(spec, settings, options)
+    progress = logged(progress)
+    with _session(task, settings, options, progress) as (session, _):
+        evaluator, say = session.evaluator(task), notes(progress)
+        if per_shape:
+            found = search.autotune_shapes(task, chosen, evaluator, search_options,
+                                           check_shapes=checks, incumbent=options.incumbent,
+                                           progress=progress, notice=say)
+        else:
+            found = [search.autotune(task, chosen, evaluator, search_options,
+                                     check_shapes=checks, incumbent=options.incumbent,
+                                     progress=progress, notice=say)]
+        return task, chosen, [_on(r, session) for r in found]
+
+
+def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions
           ) -> tuple[TaskSpec, Settings, list[Shape], list[Shape], search.SearchOptions]:
-    """The spec, the settings, the shapes timed, the shapes only verified, the options; a bad
-    shape, a spec with nothing to search or a vLLM table without a batch dim fails here,
-    before a worker starts or anything compiles."""
+    """The spec, the settings, the shapes timed, the shapes only verified, the search's
+    options; a bad shape, a spec with nothing to search or a vLLM table without a batch dim
+    fails here, before a worker starts or anything compiles."""
     task, settings = load(spec), settings_or_default(settings)
-    chosen = shapes_of(task, shapes)
+    chosen = shapes_of(task, options.shapes)
     names = {s.name for s in chosen}
-    checks = [s for s in task.shapes if s.name not in names] if shapes else []
+    checks = [s for s in task.shapes if s.name not in names] if options.shapes else []
     if not any(p.values for p in task.params):
         raise InputError(f"{task.spec_path} declares no parameter with candidate values "
                           "([params] NAME = {default = ..., values = [...]})")
     search.resolvable(task, (*chosen, *checks))
-    if config_format.layout == "vllm":
+    if options.config_format.layout == "vllm":
         try:
-            config_format.batch(task, chosen)
+            options.config_format.batch(task, chosen)
         except tables.TableError as exc:
             raise UsageError(str(exc), option="--batch-dim") from None
     return task, settings, chosen, checks, search.SearchOptions(
-        strategy=strategy, budget=Budget(budget, time_budget), top_k=top_k, rounds=rounds,
-        seed=seed, jobs=settings.jobs)
+        strategy=options.strategy, budget=Budget(options.budget, options.time_budget),
+        top_k=options.top_k, rounds=options.rounds, seed=options.seed, jobs=settings.jobs)
 
 
 @contextlib.contextmanager
-def _session(task: TaskSpec, settings: Settings, arch: str | None, timeout: float,
-             pool: PoolRequest | None, progress: Progress | None
-             ) -> Iterator[tuple[Session, WorkerPool | None]]:
+def _session(task: TaskSpec, settings: Settings, options: AutotuneOptions,
+             progress: Progress | None) -> Iterator[tuple[Session, WorkerPool | None]]:
     """The target's session on its worker (or pool), closed after; a worker that does not
     start is the target's no-device error."""
     target, say = target_of(task), notes(progress)
     try:
-        with connected(target, settings, timeout, pool, say) as (runner, workers):
+        with connected(target, settings, options.timeout, options.pool, say) as (runner,
+                                                                                  workers):
             say(f"starting the {target.device_word} worker")
-            yield target.open(task, settings, runner, arch=arch, pool=workers,
+            yield target.open(task, settings, runner, arch=options.arch, pool=workers,
                               notice=say), workers
     except NoGPUError as exc:
         raise target.no_device(exc.reason) from None

@@ -8,11 +8,11 @@ from pathlib import Path
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import load, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
+from pragma_ncu.infra.progress import Notice, Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.knowledge.compendium import load_compendium
-from pragma_ncu.progress import Notice, Progress, logged, notes
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, TaskSpec
-from pragma_ncu.store import DEFAULT_NAME
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
 from pragma_ncu.triage.engine import triage as compare
 from pragma_ncu.triage.load import is_source, measure_side, read_side

@@ -25,18 +25,18 @@ from pragma_ncu.api.common import (
 from pragma_ncu.backends.base import PoolRequest, Session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
-from pragma_ncu.errors import InputError, KernelFailure, NoGPUError, PragmaError
+from pragma_ncu.infra.errors import InputError, KernelFailure, NoGPUError, PragmaError
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.logs import RunLog, captured
+from pragma_ncu.infra.progress import Notice, Progress, logged, notes
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.store import DEFAULT_NAME, Store
 from pragma_ncu.knowledge.compendium import load_compendium
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.logs import RunLog, captured
-from pragma_ncu.progress import Notice, Progress, logged, notes
-from pragma_ncu.records import RoundRecord
+from pragma_ncu.measure.records import RoundRecord
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.results import Budget
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import spec_tables, toml_text
-from pragma_ncu.store import DEFAULT_NAME, Store
+from pragma_ncu.spec.file import spec_tables, toml_text
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     store (and a spec built in Python, written beside it) is created when the run starts:
     bad input, a missing device or a kernel that does not compile leave nothing behind.
     `progress` hears each step's line and each search and re-test as phases
-    (pragma_ncu.progress). The run's log, every LLM request and reply included, is kept
+    (pragma_ncu.infra.progress). The run's log, every LLM request and reply included, is kept
     beside the store (logs/<run id>.log; `files["log"]`)."""
     settings = settings_or_default(settings)
     progress = logged(progress)

@@ -2,10 +2,11 @@
 by the rules of the target that owns its collector.
 
 Built-in targets are folders of this package, each with a `target` module holding `TARGET`,
-imported on first use (`BUILTIN` lists them: a new built-in target is one folder and one name
-there). A target from outside the package (a plug-in, a test's) is handed to `register`.
+imported on first use (`backends.builtin.BUILTIN` lists them: a new built-in target is one
+folder and one name there). A target from outside the package (a plug-in, a test's) is handed
+to `register`.
 
-Nothing here is imported at module level, so that modules of a backend's lower layers (a
+Only that list is imported at module level, so that modules of a backend's lower layers (a
 worker side, the C types of `cpu.abi`) import as lightly as they did outside this package.
 """
 
@@ -15,14 +16,15 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pragma_ncu.backends.builtin import BUILTIN
+
 if TYPE_CHECKING:
     from pragma_ncu.backends.base import Target
     from pragma_ncu.diagnose.cite import Knowledge
     from pragma_ncu.diagnose.findings import Diagnosis
     from pragma_ncu.profile.profiles import KernelProfile, Profile
-    from pragma_ncu.spec import TaskSpec
+    from pragma_ncu.spec.model import TaskSpec
 
-BUILTIN = ("cuda", "cpu")  # the folders here that are targets; the first is the default
 # Readers of profile files older than the recorded collector, and the collector each one read.
 LEGACY_READERS = {"ncu_report": "ncu", "csv": "ncu", "perf": "perf", "cachegrind": "cachegrind"}
 _registered: dict[str, Target] = {}
@@ -31,7 +33,7 @@ _registered: dict[str, Target] = {}
 def register(target: Target) -> None:
     """Make `target` known by its name (replacing one of that name) and its sources known to
     the spec validator."""
-    from pragma_ncu.spec import register_rules
+    from pragma_ncu.spec.model import register_rules
 
     _registered[target.name] = target
     register_rules(target.rules)
@@ -40,7 +42,7 @@ def register(target: Target) -> None:
 def unregister(name: str) -> None:
     """Forget a registered target and its sources (a plug-in's tests undo their `register`);
     a built-in one is found again on the next `get`."""
-    from pragma_ncu.spec import unregister_rules
+    from pragma_ncu.spec.model import unregister_rules
 
     _registered.pop(name, None)
     unregister_rules(name)
@@ -67,7 +69,7 @@ def targets() -> tuple[Target, ...]:
 
 def target_for(spec: TaskSpec | Path) -> Target:
     """The target that builds and runs a spec's kernel (or a source file)."""
-    from pragma_ncu.spec import target_of
+    from pragma_ncu.spec.model import target_of
 
     return get(spec.target if not isinstance(spec, Path) else target_of(spec))
 
@@ -81,9 +83,10 @@ def for_collector(collector: str) -> Target:
 
 
 def collector_of(profile: Profile) -> str:
-    """The collector that measured `profile`: recorded in it, else inferred (once, here) for
-    files written before it was: from the reader that read it, then from the collection's
-    notes, then from the first kernel's metrics."""
+    """The collector that measured `profile`: recorded in it, else inferred (once, here, the
+    one place that reads metric names for it) for files written before it was: from the
+    reader that read it, then from the collection's notes, then from the first kernel's
+    metrics (the first target, the default last, whose `recognizes` claims them)."""
     if profile.collector:
         return profile.collector
     if profile.reader in LEGACY_READERS:
@@ -91,30 +94,27 @@ def collector_of(profile: Profile) -> str:
     noted = profile.collection.get("collector")
     if isinstance(noted, str) and noted:
         return noted
-    return kernel_collector(profile.kernels[0]) if profile.kernels else default_collector()
+    if profile.kernels:
+        for target in sorted(targets(), key=lambda t: t.name == BUILTIN[0]):
+            found = target.recognizes(profile.kernels[0])
+            if found:
+                return found
+    return default().collectors[0]
 
 
-def kernel_collector(kernel: KernelProfile) -> str:
-    """The collector whose metrics a kernel's profile carries, for a profile that does not
-    say: the first target (the default last) that recognizes them."""
-    for target in sorted(targets(), key=lambda t: t.name == BUILTIN[0]):
-        found = target.recognizes(kernel)
-        if found:
-            return found
-    return default_collector()
-
-
-def default_collector() -> str:
-    return get(BUILTIN[0]).collectors[0]
+def default() -> Target:
+    """The default target (the first built-in one): what a source of no target's suffix is,
+    and what reads a profile that says nothing of its collector."""
+    return get(BUILTIN[0])
 
 
 def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | None = None,
              source_file: str | None = None, resources: dict[str, float] | None = None,
-             compute: dict[str, float] | None = None, *,
-             collector: str | None = None) -> Diagnosis:
-    """One kernel's diagnosis by the rules of its collector (`collector`; inferred from its
-    metrics when not given)."""
-    rules = for_collector(collector or kernel_collector(kernel)).diagnosis()
+             compute: dict[str, float] | None = None, *, collector: str) -> Diagnosis:
+    """One kernel's diagnosis by the rules of `collector`, the collector that measured it
+    (`Profiled.collector`, `Profile.collector`: always recorded where the profile is taken);
+    `compute` the device's compute ceilings (ComputeCeiling.per_second)."""
+    rules = for_collector(collector).diagnosis()
     return rules(kernel, knowledge, ceiling_gbps, source_file, resources, compute)
 
 

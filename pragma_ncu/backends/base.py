@@ -11,30 +11,33 @@ the spec (`backends.target_for`) or from a profile's recorded collector
 
 from __future__ import annotations
 
+import abc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
-from pragma_ncu import task as tasks
-from pragma_ncu.ceilings import DeviceCeilings
+from pragma_ncu.backends.results import BenchReport, ProfileRun
+from pragma_ncu.backends.rules import SpecRules
+from pragma_ncu.build import task as tasks
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import InputError, PragmaError
+from pragma_ncu.infra.errors import InputError, PragmaError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
+from pragma_ncu.measure.ceilings import DeviceCeilings, cached_compute
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
+from pragma_ncu.pool.runner import Device, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Evaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.space import Point
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, SpecRules, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
-
-Notice = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Session(Protocol):
     device: str
     ceiling_gbps: float | None
     compute: ComputeRate | None  # the compute ceiling the spec's FLOPs run on, if it has any
+    # the device's measured compute ceilings (ComputeCeiling.per_second), which diagnosis
+    # judges counted FLOPs against whatever the spec says: None where never measured here
+    compute_ceilings: dict[str, float] | None
     limits: Limits
 
     def evaluator(self, spec: TaskSpec) -> Evaluator:
@@ -89,6 +95,15 @@ class CompiledSession:
     device: str = ""
     ceiling_gbps: float | None = None
     compute: ComputeRate | None = None
+    compute_ceilings: dict[str, float] | None = None
+
+    def known_compute(self, device_key: str) -> dict[str, float] | None:
+        """The device's compute ceilings: those measured for the spec's FLOPs, else those
+        cached for this device (keyed by device and driver), else None."""
+        if self.compute is not None:
+            return self.compute.per_second
+        cached = cached_compute(self.settings.cache_dir / "compute_ceilings.json", device_key)
+        return cached.per_second if cached is not None else None
 
     def make_evaluator(self, spec: TaskSpec, runner: Runner) -> CompiledEvaluator:
         raise NotImplementedError
@@ -171,29 +186,39 @@ class UsageError(InputError):
         super().__init__(message)
 
 
-class Target:
+class Target(abc.ABC):
     """One target: what it takes, how its worker runs, what its session, profiles and
-    diagnosis are. Each built-in one is a single instance (`TARGET` in its `target` module),
-    immutable (class attributes only). The commands a target does not support say so."""
+    diagnosis are; the contract every target keeps, and all the rest of the package knows of
+    one. Each is a single instance (`TARGET` in its `target` module), immutable (class
+    attributes only: `name`, `rules` for its sources, `device_word`, `collectors`).
 
-    name: str = ""
-    rules: SpecRules  # the spec validator's rules for its sources (spec.SpecRules)
-    device_word: str = ""  # "GPU", "CPU": how messages name what runs its kernels
-    collectors: tuple[str, ...] = ()  # the profile collectors whose profiles it diagnoses
-    hot_lines: str = "samples"  # what the counts of a profile's hot source lines are
+    A subclass must give `open` (the loop's and the search's Session) and `diagnosis` (its
+    collectors' rules), and a worker: `worker_command` and `describe` (or a `runner` of its
+    own). The commands of one kernel (`bench` -> BenchReport, `profile` -> ProfileRun,
+    `ceilings` -> DeviceCeilings), pools and the no-device path are optional: the defaults
+    say the target does not support them. What triage reads of a profile beyond the
+    diagnosis (a launch's duration, what the collector's own rule results speak to) is
+    `launch_duration_us` and `rule_classes`; the defaults know nothing of them."""
+
+    name: ClassVar[str] = ""
+    rules: ClassVar[SpecRules]  # the spec validator's rules for its sources
+    device_word: ClassVar[str] = ""  # "GPU", "CPU": how messages name what runs its kernels
+    collectors: ClassVar[tuple[str, ...]] = ()  # the collectors whose profiles it diagnoses
 
     def check_kernel(self, spec: TaskSpec) -> None:
         """Raise an InputError (KernelNotFound, ...) when `spec`'s source cannot hold its
         kernel, before anything is built or started; a target that cannot tell says nothing
         (its build does)."""
+        return None
 
     # --- the worker -----------------------------------------------------------------------
     def worker_command(self, settings: Settings) -> list[str]:
-        raise NotImplementedError
+        """The command that starts its worker (`worker.serve.command` with its side)."""
+        raise NotImplementedError(f"{self.name} gives neither a worker command nor a runner")
 
-    def describe(self, hello: dict[str, Any]) -> Any:
+    def describe(self, hello: dict[str, Any]) -> Device:
         """The device noun a worker's hello answer stands for (DeviceInfo, HostInfo, ...)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{self.name} gives neither a device noun nor a runner")
 
     def runner(self, settings: Settings, timeout_s: float,
                env: dict[str, str] | None = None) -> Runner:
@@ -207,12 +232,12 @@ class Target:
         raise UsageError(f"{self.name} kernels run on one worker: no --gpus, --workers, --ray")
 
     # --- the loop and the search ----------------------------------------------------------
+    @abc.abstractmethod
     def open(self, spec: TaskSpec, settings: Settings, runner: Runner, *,
              arch: str | None = None, pool: WorkerPool | None = None,
              phases: Phases | None = None, notice: Notice = lambda _: None) -> Session:
         """Start the worker, measure what the roofline needs, and give the loop and the
         search their view of the target (`phases`: None for the target's own timing)."""
-        raise NotImplementedError
 
     def no_device(self, reason: str) -> PragmaError:
         """The error of a worker that did not start (`reason`: what it said)."""
@@ -228,30 +253,53 @@ class Target:
     def bench(self, spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
               *, params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Notice = lambda _: None,
-              pool: WorkerPool | None = None) -> Any:
-        """Build once, then verify and time at each shape (the target's BenchReport)."""
+              pool: WorkerPool | None = None) -> BenchReport:
+        """Build once, then verify and time at each shape."""
         raise UsageError(f"bench does not run {self.name} kernels")
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
-                options: ProfileOptions, progress: Notice = lambda _: None) -> Any:
-        """Verify, time and profile one instance with the target's collector (the target's
-        own record of the run: its `profile`, `profile_path`, `problem`, `timings`,
-        `device_name`, `params`, `note()` and `failure_kind()`)."""
+                options: ProfileOptions, progress: Notice = lambda _: None) -> ProfileRun:
+        """Verify, time and profile one instance with the target's collector."""
         raise UsageError(f"{self.name} kernels cannot be profiled here")
 
     def ceilings(self, settings: Settings, refresh: bool = False) -> DeviceCeilings:
         """The device's measured ceilings (cached per device)."""
         raise UsageError(f"{self.name} has no measured ceilings")
 
-    # --- diagnosis ------------------------------------------------------------------------
+    def checks(self, settings: Settings, profile_check: bool = True) -> list[Check]:
+        """What `doctor` looks for on this machine for this target (the device, its tools,
+        the counters' permission when `profile_check`), each with its fix."""
+        return []
+
+    # --- diagnosis, and what triage reads of a profile ---------------------------------------
+    @abc.abstractmethod
     def diagnosis(self) -> Rules:
         """The diagnosis rules for the profiles of this target's collectors."""
-        raise NotImplementedError
 
     def recognizes(self, kernel: KernelProfile) -> str | None:
         """For a profile that does not record its collector (older files, a kernel built by
         hand): the collector of this target whose metrics these are, else None."""
         return None
+
+    def launch_duration_us(self, kernel: KernelProfile) -> float | None:
+        """One launch's duration as its collector measured it (µs), or None where the
+        profile does not carry one (triage then needs timings beside the profile)."""
+        return None
+
+    def rule_classes(self, rule: str) -> tuple[str, ...]:
+        """The bottleneck classes one of the collector's own rule results speaks to."""
+        return ()
+
+
+class CFamilyTarget(Target):
+    """A target whose kernels are C, C++ or CUDA sources (the built-in ones): the early check
+    reads the source with tree-sitter (`draft.check_kernel`) before anything is built."""
+
+    def check_kernel(self, spec: TaskSpec) -> None:
+        """KernelNotFound when the source certainly does not define the kernel."""
+        from pragma_ncu.draft import check_kernel  # tree-sitter loads only for a check
+
+        check_kernel(spec)
 
 
 def ray_pool(target: Target, request: PoolRequest, settings: Settings, timeout_s: float,

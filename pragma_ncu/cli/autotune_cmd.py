@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -13,13 +12,13 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus, NoGPUError
+from pragma_ncu.infra.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
+from pragma_ncu.search import strategies
 from pragma_ncu.search.output import LAYOUTS
 from pragma_ncu.search.results import SearchResult
-from pragma_ncu.search.strategies import STRATEGIES
-from pragma_ncu.spec import TaskSpec
+from pragma_ncu.spec.model import TaskSpec
 
 
 @click.command()
@@ -29,7 +28,7 @@ from pragma_ncu.spec import TaskSpec
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
                    "other shapes are still verified for every point, not timed.")
-@click.option("--strategy", type=click.Choice(STRATEGIES),
+@click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True,
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
 @click.option("--budget", type=int, default=200, show_default=True,
@@ -86,20 +85,19 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     if batch_dim is not None and config_format != "vllm":
         raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
     task = load_task(kernel, spec)
-    values = parse_params(incumbent)
-    options: dict[str, Any] = dict(
-        shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget, top_k=top_k,
-        rounds=rounds, seed=seed, incumbent=values, arch=arch, timeout=timeout,
-        out=out_dir or api.default_out(task), configs=configs,
-        config_format=api.TableFormat(config_format, batch_dim),
-        pool=api.PoolRequest(gpus, workers, ray))
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \
                 progress_display(fmt == "table" or sys.stderr.isatty()) as show:
+            options = api.AutotuneOptions(
+                shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget,
+                top_k=top_k, rounds=rounds, seed=seed, incumbent=parse_params(incumbent),
+                arch=arch, timeout=timeout, out=out_dir or api.default_out(task),
+                configs=configs, config_format=api.TableFormat(config_format, batch_dim),
+                pool=api.PoolRequest(gpus, workers, ray))
             if per_shape:
-                shaped = api.autotune_shapes(task, progress=show, **options)
+                shaped = api.autotune_shapes(task, options, progress=show)
             else:
-                result = api.autotune(task, progress=show, **options)
+                result = api.autotune(task, options, progress=show)
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)

@@ -11,7 +11,7 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
 
@@ -68,7 +68,7 @@ def _print_table(report: api.BenchReport) -> None:
             click.echo(f"entry points in the cubin: {', '.join(report.build.entries)}")
         return
     if report.device is None:
-        click.echo(f"\nno GPU: {report.no_gpu_reason}\n"
+        click.echo(f"\nno GPU: {report.no_device_reason}\n"
                    "The kernel compiled (resources above); verification and timing need a CUDA "
                    "GPU. Run `pragma-ncu doctor` for what is missing.")
         return

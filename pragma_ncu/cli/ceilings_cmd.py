@@ -6,13 +6,12 @@ import sys
 from dataclasses import asdict
 
 import click
-from tabulate import tabulate
 
 from pragma_ncu import api
-from pragma_ncu.ceilings import DeviceCeilings
 from pragma_ncu.cli.common import emit_json, user_errors
-from pragma_ncu.errors import ExitStatus, NoGPUError
-from pragma_ncu.report.ceilings import ceiling_rows
+from pragma_ncu.infra.errors import ExitStatus, NoGPUError
+from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.report.ceilings import cpu_lines, gpu_lines
 
 
 @click.command()
@@ -46,23 +45,15 @@ def ceilings(refresh: bool, cpu: bool, fmt: str) -> None:
 def _print(found: api.Ceilings, fmt: str) -> None:
     device, copy, compute = found.measured.device, found.measured.copy, found.measured.compute
     if fmt == "json":
-        emit_json({"device": asdict(device), "copy": asdict(copy), "compute": asdict(compute),
+        emit_json({"device": device.to_json(), "copy": asdict(copy), "compute": asdict(compute),
                    "datasheet": found.datasheet})
         return
-    click.echo(f"{device.name} (driver {device.driver}); measured {compute.measured_at}"
-               + (", cached" if compute.cached and copy.cached else ""))
-    click.echo(tabulate(ceiling_rows(copy, compute, found.datasheet),
-                        ["ceiling", "measured", "datasheet", "% of sheet", "how"],
-                        tablefmt="simple", disable_numparse=True))
+    click.echo("\n".join(gpu_lines(found.measured, found.datasheet)))
 
 
 def _print_cpu(found: DeviceCeilings, fmt: str) -> None:
-    host, copy, compute = found.device, found.copy, found.compute
     if fmt == "json":
-        emit_json({"host": asdict(host), "copy": asdict(copy), "compute": asdict(compute)})
+        emit_json({"host": found.device.to_json(), "copy": asdict(found.copy),
+                   "compute": asdict(found.compute)})
         return
-    click.echo(f"{host.name} ({host.cores} cores); measured {compute.measured_at}")
-    click.echo(tabulate([["copy (read + write)", f"{copy.gbps:,.1f} GB/s", copy.method],
-                         ["FP32 FMA", f"{compute.per_second['fp32_fma'] / 1e9:,.1f} GFLOP/s",
-                          "microbenchmark, all cores"]], ["ceiling", "rate", "how"],
-                        tablefmt="simple"))
+    click.echo("\n".join(cpu_lines(found)))

@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.errors import ExitStatus, PragmaError, exit_status
-from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 
 class CommandError(click.ClickException):

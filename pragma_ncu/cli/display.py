@@ -22,7 +22,7 @@ from typing import IO
 
 from tqdm import tqdm
 
-from pragma_ncu.progress import Advance, Begin, End, Event, Note, Progress
+from pragma_ncu.infra.progress import Advance, Begin, End, Event, Note, Progress
 
 PREFIX = "  .. "
 STEP = 0.1  # a plain line each time another tenth of a phase's total is done

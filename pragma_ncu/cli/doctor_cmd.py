@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import click
-from tabulate import tabulate
+from dataclasses import asdict
 
-from pragma_ncu.cli.common import emit_json
-from pragma_ncu.doctor import run_checks
-from pragma_ncu.settings import load_settings
+import click
+
+from pragma_ncu import api
+from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.report.doctor import doctor_lines
 
 
 @click.command()
@@ -17,12 +18,9 @@ from pragma_ncu.settings import load_settings
               show_default=True)
 def doctor(no_profile_check: bool, fmt: str) -> None:
     """Report GPU, driver, nvcc, ncu, counter permission and ncu_report, with fixes."""
-    checks = run_checks(load_settings(), profile_check=not no_profile_check)
+    with user_errors():
+        found = api.doctor(profile_check=not no_profile_check)
     if fmt == "json":
-        emit_json([c.__dict__ for c in checks])
+        emit_json([asdict(c) for c in found.checks])
         return
-    rows = [[c.name, "ok" if c.ok else "MISSING", c.detail] for c in checks]
-    click.echo(tabulate(rows, headers=["check", "", "detail"], disable_numparse=True))
-    fixes = [f"- {c.name}: {c.fix}" for c in checks if not c.ok and c.fix]
-    if fixes:
-        click.echo("\nTo fix:\n" + "\n".join(fixes))
+    click.echo("\n".join(doctor_lines(found.checks)))

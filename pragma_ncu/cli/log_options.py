@@ -2,7 +2,7 @@
 command of the tree), and the handlers they put on the package's logger for the command's
 time: stderr at the verbosity's level (warnings, -v what the run does, -vv every detail),
 through the progress display so that a line never lands inside a bar; the file at every
-level, whatever -v says. Progress lines stay the display's (`pragma_ncu.progress` records go
+level, whatever -v says. Progress lines stay the display's (the progress module's records go
 to the file only)."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from pragma_ncu.cli.display import write
-from pragma_ncu.logs import PACKAGE, file_handler
+from pragma_ncu.infra import progress
+from pragma_ncu.infra.logs import PACKAGE, file_handler
 
 LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)  # by the count of -v
 CONSOLE_FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -33,7 +34,7 @@ class _Stderr(logging.Handler):
 
 
 def _not_progress(record: logging.LogRecord) -> bool:
-    return not record.name.startswith(f"{PACKAGE}.progress")
+    return not record.name.startswith(progress.__name__)
 
 
 def log_options(command: click.Command) -> click.Command:

@@ -10,12 +10,11 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.backends.cuda.collect import DEFAULT_SECTIONS
 from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
-from pragma_ncu.settings import load_settings
 
 
 def _csv(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -32,7 +31,7 @@ def profile_options(command: Any) -> Any:
         click.option("--arch", help="Compile for this arch (default: the GPU's)."),
         click.option("--metrics", multiple=True, help="Extra ncu metrics (comma-separated)."),
         click.option("--sections", multiple=True, help="ncu sections to collect instead of the "
-                     f"default set ({', '.join(DEFAULT_SECTIONS)})."),
+                     "default set (docs/profiler.md lists it)."),
         click.option("--source/--no-source", default=False, show_default=True,
                      help="Also collect source counters (hot lines; slower)."),
         click.option("--out", type=click.Path(path_type=Path),

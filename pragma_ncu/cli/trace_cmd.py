@@ -7,18 +7,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
-from tabulate import tabulate
 
-from pragma_ncu.cli.common import CommandError, user_errors
-from pragma_ncu.errors import ExitStatus
-from pragma_ncu.report.trace import (
-    load_trace,
-    render_html,
-    render_markdown,
-    runs_table,
-    trace_json,
-)
-from pragma_ncu.store import DEFAULT_NAME, Store
+from pragma_ncu import api
+from pragma_ncu.cli.common import user_errors
+from pragma_ncu.infra.store import DEFAULT_NAME
+from pragma_ncu.report.runs import runs_text
+from pragma_ncu.report.trace import render_html, render_markdown, trace_json
 
 
 @click.command("trace")
@@ -39,12 +33,9 @@ def trace_command(run: str | None, store_path: Path, fmt: str, output: Path | No
     """
     if not list_runs and not run:
         raise click.UsageError("give a RUN id (a prefix, or 'latest'), or --list")
-    # Store.open would create a missing file; reading a trace must not.
-    if not store_path.is_file():
-        raise CommandError(f"no run store at {store_path}; `pragma-ncu tune` creates it, or "
-                           "point --store at one", ExitStatus.INPUT)
-    with user_errors(), Store.open(store_path) as store:
-        text = _list_text(store, fmt) if list_runs else _trace_text(store, run or "", fmt)
+    with user_errors():
+        text = _list_text(store_path, fmt) if list_runs else _trace_text(store_path, run or "",
+                                                                         fmt)
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
@@ -53,17 +44,15 @@ def trace_command(run: str | None, store_path: Path, fmt: str, output: Path | No
     click.echo(f"wrote the {fmt} trace to {output}", err=True)
 
 
-def _trace_text(store: Store, run: str, fmt: str) -> str:
-    trace = load_trace(store, run)
+def _trace_text(store: Path, run: str, fmt: str) -> str:
+    trace = api.trace(run, store=store)
     if fmt == "json":
         return json.dumps(trace_json(trace), indent=2, default=str) + "\n"
     return render_html(trace) if fmt == "html" else render_markdown(trace)
 
 
-def _list_text(store: Store, fmt: str) -> str:
+def _list_text(store: Path, fmt: str) -> str:
+    found = api.runs(store=store)
     if fmt == "json":
-        return json.dumps([asdict(r) for r in store.runs()], indent=2, default=str) + "\n"
-    table = runs_table(store)
-    if not table.rows:
-        return f"no runs in {store.path}\n"
-    return tabulate(table.rows, table.headers, disable_numparse=True) + "\n"
+        return json.dumps([asdict(e.run) for e in found], indent=2, default=str) + "\n"
+    return runs_text(found, str(store))

@@ -17,12 +17,12 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
-from pragma_ncu.errors import exit_status
-from pragma_ncu.store import DEFAULT_NAME
+from pragma_ncu.infra.errors import exit_status
+from pragma_ncu.infra.store import DEFAULT_NAME
+from pragma_ncu.report.junit import error_junit, report_junit
+from pragma_ncu.report.triage import report_markdown, report_text
+from pragma_ncu.report.triage_overview import DEFAULT_TOP, overview_markdown, overview_text
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
-from pragma_ncu.triage.junit import error_junit, report_junit
-from pragma_ncu.triage.overview import DEFAULT_TOP, overview_markdown, overview_text
-from pragma_ncu.triage.render import report_markdown, report_text
 from pragma_ncu.triage.report import TriageReport
 
 

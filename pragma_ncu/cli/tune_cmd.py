@@ -11,12 +11,12 @@ from pragma_ncu import api
 from pragma_ncu.cli.common import click_error, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import tune as tables
-from pragma_ncu.search.strategies import STRATEGIES
-from pragma_ncu.settings import load_settings
-from pragma_ncu.store import DEFAULT_NAME
+from pragma_ncu.search import strategies
 
 
 @click.command()
@@ -41,7 +41,7 @@ from pragma_ncu.store import DEFAULT_NAME
 @click.option("--retest-rounds", type=click.IntRange(min=1), default=3, show_default=True,
               help="Interleaved rounds of each side-by-side re-test of a candidate and the "
               "best; up to 4x as many while too noisy to decide.")
-@click.option("--strategy", type=click.Choice(STRATEGIES),
+@click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--llm-model", help="The coder's model (default $PRAGMA_NCU_LLM_MODEL).")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.spec import Param, ParamValue
+from pragma_ncu.spec.model import Param, ParamValue
 
 REGISTER_CAP_FLAG = "-maxrregcount={}"
 

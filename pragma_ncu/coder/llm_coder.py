@@ -24,7 +24,6 @@ from typing import Any
 
 import jinja2
 
-from pragma_ncu import sources
 from pragma_ncu.coder.reply import (
     ParsedReply,
     ReplyError,
@@ -33,11 +32,12 @@ from pragma_ncu.coder.reply import (
     parse_reply,
 )
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.errors import LLMBadReply, LLMUnavailable, PragmaError
-from pragma_ncu.llm import LLMClient, LLMText, Message
-from pragma_ncu.records import Citation, KernelState, LLMCall
-from pragma_ncu.resources import data_path
-from pragma_ncu.specfile import toml_text
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import LLMBadReply, LLMUnavailable, PragmaError
+from pragma_ncu.infra.llm import LLMClient, LLMText, Message
+from pragma_ncu.infra.resources import data_path
+from pragma_ncu.measure.records import Citation, KernelState, LLMCall
+from pragma_ncu.spec.file import toml_text
 
 KINDS = ("rewrite", "repair")
 ROLE = "coder"

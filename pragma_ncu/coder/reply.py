@@ -20,8 +20,9 @@ import jinja2
 import jinja2.meta
 import jinja2.nodes
 
-from pragma_ncu import expr, specfile
-from pragma_ncu.errors import ExpressionError, SpecError
+from pragma_ncu.infra.errors import ExpressionError, SpecError
+from pragma_ncu.spec import expr
+from pragma_ncu.spec import file as specfile
 
 CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
               "jinja2": True}  # fence label -> is a jinja2 template
@@ -46,7 +47,7 @@ class ReplyError(ValueError):
 
 
 def _validated(check: Any, *args: Any) -> Any:
-    """`check(*args, WHERE)`, one of the spec validator's own checks (`specfile`): a reply's
+    """`check(*args, WHERE)`, one of the spec validator's own checks (`spec.file`): a reply's
     tables obey the rules of a user's spec, with the same messages."""
     try:
         return check(*args, WHERE)

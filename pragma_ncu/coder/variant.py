@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu import sources
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import parse_spec
+from pragma_ncu.infra import sources
+from pragma_ncu.spec.file import parse_spec
+from pragma_ncu.spec.model import TaskSpec
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.records import ACCEPTED, REJECTED, UNDECIDED
+from pragma_ncu.measure.records import ACCEPTED, REJECTED, UNDECIDED
 from pragma_ncu.search.results import Retest, Verdict
 from pragma_ncu.search.retest import decide
 

@@ -9,8 +9,8 @@ from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.records import Bullet, Citation, KernelState
-from pragma_ncu.roofline import MEMORY
+from pragma_ncu.measure.records import Bullet, Citation, KernelState
+from pragma_ncu.measure.roofline import MEMORY
 
 if TYPE_CHECKING:
     from pragma_ncu.conductor.rules import Policy, Situation

@@ -29,9 +29,9 @@ from pragma_ncu.conductor import analysis
 from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.records import Bullet, Decision, KernelState, MoveChoice, RangeChange
-from pragma_ncu.roofline import MEMORY
-from pragma_ncu.spec import Param
+from pragma_ncu.measure.records import Bullet, Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.measure.roofline import MEMORY
+from pragma_ncu.spec.model import Param
 
 REGISTER_CAP = "MAXRREG"  # the parameter a register-cap move adds
 REGISTER_CAPS = (0, 32, 64, 128)  # 0: no cap (the flag is left out)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from pragma_ncu.diagnose.findings import Diagnosis
+from pragma_ncu.measure.records import KernelState
+from pragma_ncu.measure.roofline import ComputeRate, shape_fraction
+from pragma_ncu.measure.stats import geomean
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.records import KernelState
-from pragma_ncu.roofline import ComputeRate, shape_fraction
 from pragma_ncu.search.results import Retest
-from pragma_ncu.stats import geomean
 
 # The metrics shown side by side for the best and the candidate (when the profile has them).
 KEY_METRICS = (

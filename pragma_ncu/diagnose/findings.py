@@ -101,6 +101,7 @@ class Diagnosis:
     uncited: tuple[str, ...] = ()  # mentioned metrics the compendium has no entry for
     not_assessed: tuple[Gap, ...] = ()  # causes this collection could not assess
     collect_command: str = ""  # the ncu command that would collect what is missing
+    hotspot_counts: str = "samples"  # what a hot line's counts are, in the collector's terms
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -17,15 +17,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragma_ncu import sources
+from pragma_ncu.build.task import read_source
 from pragma_ncu.draft.cparse import language_of, parse_source, strip_comments
 from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
-from pragma_ncu.errors import DraftError, KernelNotFound
-from pragma_ncu.kernel_template import render_jinja
-from pragma_ncu.spec import REFERENCE_LIBRARIES, TaskSpec, target_of
-from pragma_ncu.specfile import spec_path_for
-from pragma_ncu.task import read_source
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import DraftError, KernelNotFound
+from pragma_ncu.spec.file import spec_path_for
+from pragma_ncu.spec.model import REFERENCE_LIBRARIES, TaskSpec, target_of
+from pragma_ncu.spec.template import render_jinja
 
 __all__ = ["Draft", "check_kernel", "draft_spec", "write_draft"]
 

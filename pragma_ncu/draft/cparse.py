@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from pragma_ncu import sources
-from pragma_ncu.errors import DraftError
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import DraftError
 
 Node = Any  # a tree_sitter.Node; tree-sitter is imported only when a source is parsed
 _SIZED_WORDS = ("signed", "unsigned", "short", "long")

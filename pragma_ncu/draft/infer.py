@@ -19,13 +19,13 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pragma_ncu import dtypes
 from pragma_ncu.draft.access import Access, accesses
 from pragma_ncu.draft.cparse import CFunction, CParam, SourceFacts, strip_comments
 from pragma_ncu.draft.ctype import ElementType, element_type
-from pragma_ncu.errors import DraftError
-from pragma_ncu.expr import function_names
-from pragma_ncu.spec import ParamValue
+from pragma_ncu.infra.errors import DraftError
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.expr import function_names
+from pragma_ncu.spec.model import ParamValue
 
 BLOCK_KNOBS = ("BLOCK", "BLOCK_SIZE", "BLOCK_DIM", "THREADS", "NTHREADS", "THREADS_PER_BLOCK")
 _LAUNCH_NAMES = ("BLOCK", "BLOCK_SIZE", "PRAGMA_NCU_BLOCK")

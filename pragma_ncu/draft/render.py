@@ -8,9 +8,9 @@ import json
 import keyword
 import textwrap
 
-from pragma_ncu import dtypes
 from pragma_ncu.draft.infer import DraftArg, KernelDraft
-from pragma_ncu.specfile import PLACEHOLDER
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.file import PLACEHOLDER
 
 _COLUMN = 36  # where comments start
 _INIT_DEFAULT = {True: "normal(0, 1)", False: "randint(0, 100); an index array needs its bound, "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
 from pragma_ncu.knowledge.ncu_sources import NcuDocs, NcuMetricList, NcuRules, NcuSections
 from pragma_ncu.knowledge.perf_sources import OnlinePages, PerfEvents, PerfManPages
 from pragma_ncu.knowledge.sources import SourceAdapter

@@ -26,7 +26,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.infra.resources import data_path
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.knowledge.schema import (
     BOTTLENECKS,
     GpuSpec,
@@ -36,8 +38,6 @@ from pragma_ncu.knowledge.schema import (
     gpu_from_dict,
     strategy_from_dict,
 )
-from pragma_ncu.resources import data_path
-from pragma_ncu.settings import Settings
 
 GENERATED_VERSION = 1
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import jinja2
 
+from pragma_ncu.infra.resources import data_path
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, Strategy
-from pragma_ncu.resources import data_path
 
 TEMPLATE = "metric_doc.md.j2"
 

@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
 from pragma_ncu.knowledge.cache import JsonCache, write_json_atomic
 from pragma_ncu.knowledge.compendium import generated_compendium_path
 from pragma_ncu.knowledge.publish import write_compendium, write_metric_docs
@@ -28,9 +30,7 @@ from pragma_ncu.knowledge.segments import Segment, SegmentSummary, digest
 from pragma_ncu.knowledge.sources import CrawlContext, SourceAdapter
 from pragma_ncu.knowledge.summarize import RuleSummarizer, Summarizer
 from pragma_ncu.knowledge.synthesize import synthesize
-from pragma_ncu.settings import Settings
 
-Progress = Callable[[str], None]
 BREAKER_LIMIT = 5  # consecutive "LLM unavailable" fallbacks before the rest go to the rules
 
 
@@ -115,7 +115,7 @@ class _Counts:
 
 
 def build_compendium(settings: Settings, sources: SourcePlan, summarizer: Summarizer,
-                     progress: Progress = lambda message: None, *, jobs: int = 1,
+                     progress: Notice = lambda message: None, *, jobs: int = 1,
                      clock: Callable[[], float] = time.perf_counter) -> BuildSummary:
     """Run the three stages; see the module docstring. Missing sources are skipped (reported),
     never an error; an exception in a stage leaves the cache with everything finished so far."""
@@ -158,7 +158,7 @@ def build_compendium(settings: Settings, sources: SourcePlan, summarizer: Summar
 
 
 def crawl(plan: SourcePlan, cache: JsonCache,
-          progress: Progress) -> tuple[list[Segment], list[SourceReport], list[str]]:
+          progress: Notice) -> tuple[list[Segment], list[SourceReport], list[str]]:
     """Stage 1: every adapter's segments (in adapter order), a report per source, warnings."""
     segments: list[Segment] = []
     reports: list[SourceReport] = []
@@ -211,7 +211,7 @@ def summary_key(segment: Segment, summarizer_key: str) -> str:
 
 
 def summarize_segments(segments: Sequence[Segment], summarizer: Summarizer, cache: JsonCache,
-                       progress: Progress, jobs: int = 1,
+                       progress: Notice, jobs: int = 1,
                        clock: Callable[[], float] = time.perf_counter,
                        ) -> tuple[dict[str, SegmentSummary], _Counts]:
     """Stage 2: a summary per segment hash, from the cache or new (stored as soon as made)."""
@@ -287,9 +287,9 @@ def _summarize_parallel(todo: Sequence[Segment], summarizer: Summarizer, counts:
 
 
 class _Ticker:
-    """Progress lines for the summarize stage, at most one every two seconds (and the last)."""
+    """Notice lines for the summarize stage, at most one every two seconds (and the last)."""
 
-    def __init__(self, progress: Progress, clock: Callable[[], float], total: int) -> None:
+    def __init__(self, progress: Notice, clock: Callable[[], float], total: int) -> None:
         self.progress, self.clock, self.total = progress, clock, total
         self.done = 0
         self.last = clock()

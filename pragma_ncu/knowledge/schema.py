@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
 
 PROFILERS = ("ncu", "perf", "cachegrind")
 

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 import jinja2
 
-from pragma_ncu.errors import LLMBadReply, LLMUnavailable
+from pragma_ncu.infra.errors import LLMBadReply, LLMUnavailable
+from pragma_ncu.infra.llm import LLMConfig, LLMReply, Message, SchemaHint
+from pragma_ncu.infra.resources import data_path
 from pragma_ncu.knowledge import extract
 from pragma_ncu.knowledge.schema import BOTTLENECKS
 from pragma_ncu.knowledge.segments import MetricNote, Segment, SegmentSummary, digest
-from pragma_ncu.llm import LLMConfig, LLMReply, Message, SchemaHint
-from pragma_ncu.resources import data_path
 
 RULES_VERSION = "rules-v1"  # bump when the rules change, so cached rule summaries are redone
 _REPLY_SCHEMA: SchemaHint = {"metrics": list}
@@ -47,7 +47,7 @@ class Summarizer(Protocol):
 
 
 class JsonLLM(Protocol):
-    """What LLMSummarizer needs of a client (pragma_ncu.llm.LLMClient, or a test double)."""
+    """What LLMSummarizer needs of a client (pragma_ncu.infra.llm.LLMClient, or a test double)."""
 
     config: LLMConfig
 

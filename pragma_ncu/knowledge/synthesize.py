@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
 from pragma_ncu.knowledge import extract
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, entry_from_dict
 from pragma_ncu.knowledge.segments import MetricNote, Segment, SegmentSummary

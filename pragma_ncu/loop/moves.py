@@ -24,11 +24,11 @@ from pragma_ncu.coder.variant import Variant
 from pragma_ncu.conductor.rules import MoveOption
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft.cparse import syntax_tree
-from pragma_ncu.errors import PragmaError
-from pragma_ncu.loop.rounds import Context, spec_of  # (rounds imports this module lazily)
-from pragma_ncu.records import Decision, KernelState, MoveChoice, MoveTrial
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.loop.context import Context, spec_of
+from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, MoveTrial
 from pragma_ncu.search.results import Evaluation
-from pragma_ncu.spec import ParamValue
+from pragma_ncu.spec.model import ParamValue
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,11 @@ class MovePlan:
 
 def options(ctx: Context, variant: Variant, best: KernelState,
             diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
-    """Every move, read against the best's source (CUDA kernels only: the moves write CUDA
-    and nvcc's options)."""
-    if ctx.spec.target != "cuda":
-        return options_of(f"the source moves rewrite CUDA kernels; this one is {ctx.spec.target}"
-                          "'s")
+    """Every move, read against the best's source (the sources the moves read only: they
+    write CUDA and nvcc's options)."""
+    if not catalog.reads(ctx.spec.source_path):
+        return options_of(f"the source moves rewrite CUDA sources ({', '.join(catalog.SOURCES)});"
+                          f" {ctx.spec.source_path.name} is not one")
     return options_of(_subject(ctx, variant, best, diagnosis))
 
 

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu import sources
 from pragma_ncu.coder.moves.assemble import is_moves, plain_source
-from pragma_ncu.kernel_template import standalone
+from pragma_ncu.infra import sources
+from pragma_ncu.loop.context import Context, State, spec_of
 from pragma_ncu.loop.moves import move_names
-from pragma_ncu.loop.rounds import Context, State, spec_of
-from pragma_ncu.records import RoundRecord, too_noisy
-from pragma_ncu.roofline import COMPUTE_KINDS
+from pragma_ncu.measure.records import RoundRecord, too_noisy
+from pragma_ncu.measure.roofline import COMPUTE_KINDS
+from pragma_ncu.spec.template import standalone
 
 
 def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:

@@ -10,9 +10,9 @@ from pathlib import Path
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.loop.rounds import Context, State
+from pragma_ncu.loop.context import Context, State
+from pragma_ncu.measure.records import RoundRecord
 from pragma_ncu.profile.profiles import profile_from_json
-from pragma_ncu.records import RoundRecord
 
 
 def load_state(ctx: Context) -> State | None:
@@ -43,4 +43,5 @@ def _diagnosis(ctx: Context, path: str) -> Diagnosis | None:
         return None
     kernel = next((k for k in profile.kernels if k.name == ctx.spec.kernel_name),
                   profile.kernels[0])
-    return diagnose_in(profile, kernel, ctx.knowledge, ctx.backend.ceiling_gbps)
+    return diagnose_in(profile, kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
+                       ctx.backend.compute_ceilings)

@@ -10,20 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.base import Session
 from pragma_ncu.coder.knobs import retuned
-from pragma_ncu.coder.llm_coder import CoderRequest, LLMCoder
+from pragma_ncu.coder.llm_coder import CoderRequest
 from pragma_ncu.coder.moves.assemble import base_of, base_variant, is_moves
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
 from pragma_ncu.conductor.accept import Acceptance, accept, judge
-from pragma_ncu.conductor.rules import MoveOption, Policy, Situation, decide
+from pragma_ncu.conductor.rules import MoveOption, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
-from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.errors import KernelFailure, KernelNotFound, PragmaError
+from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, PragmaError
+from pragma_ncu.loop import moves
+from pragma_ncu.loop.context import Context, State, spec_of
+from pragma_ncu.loop.moves import MovePlan
 from pragma_ncu.loop.side_by_side import (
     Entrant,
     check_everywhere,
@@ -31,8 +33,7 @@ from pragma_ncu.loop.side_by_side import (
     failure_summary,
     side_by_side,
 )
-from pragma_ncu.progress import Progress
-from pragma_ncu.records import (
+from pragma_ncu.measure.records import (
     Decision,
     KernelState,
     LLMCall,
@@ -40,73 +41,16 @@ from pragma_ncu.records import (
     RoundRecord,
     verdict_word,
 )
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, Space
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.store import Store
-
-if TYPE_CHECKING:
-    from pragma_ncu.loop.moves import MovePlan
-
-Notice = Callable[[str], None]
+from pragma_ncu.spec.model import TaskSpec
 
 
 class TuneError(KernelFailure):
     """The run cannot start or go on (e.g. the original kernel fails verification)."""
-
-
-@dataclass(frozen=True)
-class TuneOptions:
-    tuned: tuple[str, ...]  # shapes timed; the spec's others are verified only
-    policy: Policy = field(default_factory=Policy)
-    search: SearchOptions = field(default_factory=SearchOptions)
-    side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test (up to 4x
-    # that while the acceptance rule cannot tell the two apart)
-
-
-@dataclass(frozen=True)
-class Context:
-    """What stays fixed for a run."""
-
-    spec: TaskSpec  # the user's spec (the original variant's)
-    base: dict[str, Any]  # the user's spec tables, for variants' overlays
-    spec_text: str
-    backend: Session  # the target's session (or, in tests, a simulated one)
-    knowledge: Knowledge
-    store: Store
-    run_id: str
-    run_dir: Path
-    options: TuneOptions
-    coder: LLMCoder | None = None
-    llm_label: str = "none"  # model@endpoint, never the key
-    notice: Notice = lambda _: None
-    progress: Progress | None = None  # each search and re-test as phases (None: lines only)
-
-    @property
-    def tuned_shapes(self) -> tuple[Shape, ...]:
-        return tuple(self.spec.shape_named(n) for n in self.options.tuned)
-
-    @property
-    def check_shapes(self) -> tuple[Shape, ...]:
-        return tuple(s for s in self.spec.shapes if s.name not in self.options.tuned)
-
-
-@dataclass
-class State:
-    """What changes from round to round."""
-
-    best: KernelState
-    best_variant: Variant
-    diagnosis: Diagnosis | None
-    records: list[RoundRecord]
-    evaluators: dict[str, tuple[TaskSpec, Evaluator]] = field(default_factory=dict)
-
-    @property
-    def history(self) -> tuple[Decision, ...]:
-        return tuple(r.decision for r in self.records)
 
 
 @dataclass(frozen=True)
@@ -199,7 +143,6 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     trials: tuple[MoveTrial, ...] = ()
     if plan.moves is not None:
-        from pragma_ncu.loop import moves  # (loop.moves imports this module)
         trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
@@ -228,7 +171,6 @@ class _Outcome:
 
 def _move_options(ctx: Context, variant: Variant, best: KernelState,
                   diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
-    from pragma_ncu.loop import moves  # (loop.moves imports this module)
     return moves.options(ctx, variant, best, diagnosis)
 
 
@@ -297,7 +239,6 @@ def next_plan(ctx: Context, st: State) -> Plan | None:
     if d.action == "tune":
         return Plan("tune", st.best_variant)
     if d.action == "moves":
-        from pragma_ncu.loop import moves  # (loop.moves imports this module)
         planned = moves.plan(ctx, st.best_variant, st.best, st.diagnosis, d, len(st.records))
         return Plan("moves", planned.variant, moves=planned)
     if d.action == "retune":
@@ -323,7 +264,6 @@ def _plain(ctx: Context, variant: Variant, best: KernelState) -> Variant:
 
 def _coder_request(ctx: Context, st: State, d: Decision, current: Variant,
                    diagnosis: str) -> CoderRequest:
-    from pragma_ncu.loop import moves  # (loop.moves imports this module)
     best = st.best
     profile = {"classification": best.classification, "metrics": best.metrics,
                "findings": [{k: f[k] for k in ("bottleneck", "title", "summary")}
@@ -344,16 +284,6 @@ def _evaluator(ctx: Context, cache: dict[str, tuple[TaskSpec, Evaluator]],
     return cache[variant.key]
 
 
-def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
-    """The spec a variant is built and checked with (the user's own for the original)."""
-    if variant.origin == "original" and not variant.overlay:
-        return ctx.spec
-    spec = variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
-    # an overlay never changes the reference: keep the user's (a spec built in Python imports
-    # its reference function from a folder of its own, not from the spec's)
-    return replace(spec, reference=ctx.spec.reference)
-
-
 def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
               number: int) -> tuple[KernelState, Diagnosis | None]:
     shape = ctx.tuned_shapes[0]
@@ -363,7 +293,8 @@ def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
         ctx.notice(f"no profile: {got.problem}")
         return state, None
     diagnosis = diagnose(got.kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
-                         str(spec.source_path.resolve()), got.resources)
+                         str(spec.source_path.resolve()), got.resources,
+                         ctx.backend.compute_ceilings, collector=got.collector)
     return (with_profile(state, got.kernel, diagnosis, got.path, shape.name, got.profiler),
             diagnosis)
 

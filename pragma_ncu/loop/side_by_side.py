@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pragma_ncu.progress import Meter, Progress
+from pragma_ncu.infra.progress import Meter, Progress
 from pragma_ncu.search.evaluator import CHECK
 from pragma_ncu.search.results import Evaluation, Retest
 from pragma_ncu.search.retest import Entrant, Judge, Notice, Rounds, settle
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 __all__ = ["Entrant", "check_everywhere", "evaluation_row", "failure_summary", "side_by_side"]
 

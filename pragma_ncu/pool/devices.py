@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.pool.workers import Slot
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]

@@ -31,10 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import NoGPUError, PragmaError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.infra.errors import NoGPUError, PragmaError
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.pool.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.pool.workers import PoolError, Slot
-from pragma_ncu.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.worker.protocol import EvalRequest, eval_request_from_dict
 
 log = logging.getLogger(__name__)
@@ -81,11 +81,10 @@ def ray_slots(ray: Any, kind: str, count: int | None) -> list[Slot]:
 class WorkerActor:
     """Runs on a node (as a Ray actor): one worker process, and the files shipped to it."""
 
-    def __init__(self, cpu: bool, timeout_s: float, omp_threads: str | None,
-                 worker_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, timeout_s: float, omp_threads: str | None,
+                 worker_args: tuple[str, ...]) -> None:
         # the worker's command after the interpreter (its target's), on the node's Python
-        args = worker_args or ("-m", "pragma_ncu.worker", *(["--cpu"] if cpu else []))
-        command = [sys.executable, *args]
+        command = [sys.executable, *worker_args]
         env = dict(os.environ)
         env.pop("OMP_NUM_THREADS", None)  # Ray sets it to the actor's CPUs; the driver's rules
         if omp_threads is not None:
@@ -203,7 +202,7 @@ class RayRunner:
 
     def __init__(self, ray: Any, slot: Slot, *, cpu: bool, timeout_s: float,
                  describe: Callable[[dict[str, Any]], Any],
-                 worker_args: tuple[str, ...] = ()) -> None:
+                 worker_args: tuple[str, ...]) -> None:
         self.ray, self.slot, self.cpu, self.timeout_s = ray, slot, cpu, timeout_s
         self.describe, self.worker_args = describe, worker_args
         self.device: Any = None
@@ -223,7 +222,7 @@ class RayRunner:
         need = {"num_cpus": 1, "num_gpus": 0} if self.cpu else {"num_cpus": 0, "num_gpus": 1}
         log.info("%s the Ray actor of %s", "restarting" if self.starts else "starting",
                  self.slot.label)
-        actor = self._cls.options(**need).remote(self.cpu, self.timeout_s,
+        actor = self._cls.options(**need).remote(self.timeout_s,
                                                  os.environ.get("OMP_NUM_THREADS"),
                                                  self.worker_args)
         try:

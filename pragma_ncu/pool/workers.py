@@ -19,14 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from pragma_ncu.errors import NoGPUError, PragmaError, ToolchainError
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.infra.errors import NoGPUError, PragmaError, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.pool.calibration import Calibration
 from pragma_ncu.worker.protocol import EvalRequest
 
 MAX_FAILURES = 3  # device failures in a row before the device is dropped
 log = logging.getLogger(__name__)
-Notice = Callable[[str], None]
 
 
 class PoolError(ToolchainError):

@@ -27,12 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from pragma_ncu.errors import InputError, ToolchainError
+from pragma_ncu.infra.errors import InputError, ToolchainError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import NcuInfo, find_ncu
 from pragma_ncu.profile import csv_reader, launches, normalize
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import NcuInfo, find_ncu
 
 DUMP_TIMEOUT_S = 300
 log = logging.getLogger(__name__)

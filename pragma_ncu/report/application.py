@@ -20,9 +20,8 @@ from tabulate import tabulate
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
+from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
-from pragma_ncu.triage.groups import duration_us
-from pragma_ncu.triage.overview import duration_text
 
 if TYPE_CHECKING:  # the API's result types, named in annotations only (no import cycle)
     from pragma_ncu.api.application import Application, GroupExplanation
@@ -290,7 +289,7 @@ def _group_json(app: Application, rank: int, g: GroupExplanation) -> dict[str, A
         "app_after_us": app.after_us(g),
         "source": str(g.source) if g.source else None, "source_line": g.source_line,
         "tune": list(g.tune_commands()), "median_launch": g.kernel.index,
-        "launches": [{"index": k.index, "duration_us": duration_us(k)}
-                     for k in g.group.launches],
+        "launches": [{"index": k.index, "duration_us": d}
+                     for k, d in zip(g.group.launches, g.group.durations, strict=True)],
         "diagnosis": g.diagnosis.to_json(),
     }

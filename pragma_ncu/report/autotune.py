@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from pragma_ncu.roofline import MEMORY, shape_fraction
+from pragma_ncu.measure.roofline import MEMORY, shape_fraction
 from pragma_ncu.search.results import Retest, SearchResult, Verdict
 from pragma_ncu.search.space import point_key
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from pragma_ncu.backends.cuda.bench import BenchReport, BenchRow
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import ComputeCeiling
-from pragma_ncu.roofline import COMPUTE_KINDS, MEMORY, attainable
+from pragma_ncu.backends.results import BenchReport, BenchRow
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.measure.ceilings import ComputeCeiling
+from pragma_ncu.measure.roofline import COMPUTE_KINDS, MEMORY, attainable
 
 
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
@@ -77,9 +77,7 @@ def bench_header(report: BenchReport) -> list[str]:
              + (f"  params {report.params}" if report.params else "")]
     lines.append(build_line(report.build))
     if report.device is not None:
-        d = report.device
-        lines.append(f"device  {d.name} (sm_{d.compute_capability.replace('.', '')}, "
-                     f"{d.sm_count} SMs, L2 {d.l2_bytes >> 20} MiB, driver {d.driver})")
+        lines.append(f"device  {report.device.summary()}")
     if report.ceiling is not None:
         c = report.ceiling
         lines.append(f"ceiling {c.gbps:.0f} GB/s device copy ({c.method}; measured "
@@ -103,8 +101,9 @@ def build_line(built: BuildResult) -> str:
     if not built.ok:
         return f"build   {built.status} ({built.arch})"
     r = built.resources
-    assert r is not None
     cached = "cached" if built.cache_hit else f"{built.seconds:.2f} s"
+    if r is None:  # a target whose builds report no resources
+        return f"build   {built.arch} ({cached})"
     return (f"build   {built.arch}: {r.registers} registers, {r.shared_static} B static smem, "
             f"{r.spill_stores + r.spill_loads} B spills, {r.stack} B stack ({cached})")
 
@@ -118,8 +117,8 @@ def bench_json(report: BenchReport) -> dict[str, Any]:
     return {
         "kernel": report.spec.kernel_name, "source": str(report.spec.source_path),
         "params": report.params, "build": asdict(report.build),
-        "device": asdict(report.device) if report.device else None,
-        "no_gpu": report.no_gpu_reason,
+        "device": report.device.to_json() if report.device else None,
+        "no_gpu": report.no_device_reason,
         "ceiling": asdict(report.ceiling) if report.ceiling else None,
         "compute_ceiling": asdict(report.compute) if report.compute else None,
         "rows": bench_rows(report),

@@ -1,9 +1,11 @@
-"""The ceilings a device was measured at, as the table `pragma-ncu ceilings` prints."""
+"""The ceilings a device was measured at, as `pragma-ncu ceilings` prints them."""
 
 from __future__ import annotations
 
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling
-from pragma_ncu.roofline import COMPUTE_KINDS
+from tabulate import tabulate
+
+from pragma_ncu.measure.ceilings import Ceiling, ComputeCeiling, DeviceCeilings
+from pragma_ncu.measure.roofline import COMPUTE_KINDS
 
 
 def ceiling_rows(copy: Ceiling, compute: ComputeCeiling,
@@ -27,3 +29,23 @@ def ceiling_rows(copy: Ceiling, compute: ComputeCeiling,
               f"{'torch' if 'torch' in name else 'cupy'} matmul (cuBLAS), 4096^3, random data"]
              for name, tflops in compute.vendor_tflops.items()]
     return rows
+
+
+def gpu_lines(measured: DeviceCeilings, sheet: dict[str, float]) -> list[str]:
+    """A GPU's ceilings: the device and when, then each ceiling beside the datasheet's."""
+    device, copy, compute = measured.device, measured.copy, measured.compute
+    return [f"{device.summary()}; measured {compute.measured_at}"
+            + (", cached" if compute.cached and copy.cached else ""),
+            tabulate(ceiling_rows(copy, compute, sheet),
+                     ["ceiling", "measured", "datasheet", "% of sheet", "how"],
+                     tablefmt="simple", disable_numparse=True)]
+
+
+def cpu_lines(measured: DeviceCeilings) -> list[str]:
+    """A host's ceilings: its copy bandwidth and FP32 FMA rate over all its cores."""
+    host, copy, compute = measured.device, measured.copy, measured.compute
+    return [f"{host.summary()}; measured {compute.measured_at}",
+            tabulate([["copy (read + write)", f"{copy.gbps:,.1f} GB/s", copy.method],
+                      ["FP32 FMA", f"{compute.per_second['fp32_fma'] / 1e9:,.1f} GFLOP/s",
+                       "microbenchmark, all cores"]], ["ceiling", "rate", "how"],
+                     tablefmt="simple")]

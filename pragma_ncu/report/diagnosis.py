@@ -6,10 +6,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu import backends
-from pragma_ncu import markdown as md
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
+from pragma_ncu.report import markdown as md
 
 MAX_FINDINGS = 5
 MAX_GUIDANCE = 5
@@ -145,7 +144,7 @@ def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
                 tabulate(guidance_rows(diagnosis), ["section", "rule", "type", "est.", "kind",
                                                     "ours", "title"], tablefmt="simple")]
     if diagnosis.hotspots:
-        out += ["", f"Hottest source lines ({_hot_lines_unit(kernel)}):",
+        out += ["", f"Hottest source lines ({diagnosis.hotspot_counts}):",
                 tabulate(hotspot_rows(diagnosis),
                          ["line", "samples", "inst", "top stalls", "source"], tablefmt="simple")]
     out += ["", "Metrics cited (compendium):"]
@@ -153,11 +152,6 @@ def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
             for c in diagnosis.citations
             if any(c.metric == e.metric for e in _top_evidence(diagnosis))]
     return "\n".join(out)
-
-
-def _hot_lines_unit(kernel: KernelProfile) -> str:
-    """What a hot line's counts are, by the collector that measured the kernel."""
-    return backends.for_collector(backends.kernel_collector(kernel)).hot_lines
 
 
 def _top_evidence(d: Diagnosis) -> list[Evidence]:
@@ -173,7 +167,7 @@ def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
 
 def _markdown_sections(diagnosis: Diagnosis) -> list[str]:
     """Below the verdict: gaps, findings, ncu's guidance, hot lines, citations; text escaped
-    as pragma_ncu.markdown says, source lines in code spans (a line break in a findings cell
+    as pragma_ncu.report.markdown says, source lines in code spans (a line break in a findings cell
     is an HTML <br>, the one tag a GitHub table cell takes for it)."""
     out: list[str] = []
     gaps = coverage_lines(diagnosis)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.records import MoveTrial, RoundRecord
+from pragma_ncu.measure.records import MoveTrial, RoundRecord
 
 DASH = "—"
 

@@ -17,22 +17,14 @@ from typing import Any
 import jinja2
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
-from pragma_ncu import sources
-from pragma_ncu.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.resources import data_path
+from pragma_ncu.measure.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.measure.traces import Trace
+from pragma_ncu.report import markdown as md
 from pragma_ncu.report.moves import NO_MOVES, MovesView, moves_view
-from pragma_ncu.resources import data_path
-from pragma_ncu.store import RunRow, Store, StoreError
 
 DASH = "—"
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A run and its rounds, in round order."""
-
-    run: RunRow
-    rounds: tuple[RoundRecord, ...]
 
 
 @dataclass(frozen=True)
@@ -113,22 +105,6 @@ class Chart:
 # --- loading ---------------------------------------------------------------------------------
 
 
-def load_trace(store: Store, run_id: str) -> Trace:
-    """The trace of a run (id, unique prefix, or "latest"). Raises StoreError when the run is
-    unknown or ambiguous, or a stored decision is not a round record."""
-    run = store.resolve(run_id)
-    by_round: dict[int, RoundRecord] = {}
-    for number, _action, data in store.decisions(run.id):
-        try:
-            record = RoundRecord.from_json(data)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise StoreError(f"run {run.id}, round {number}: the stored decision is not a "
-                             f"round record ({type(exc).__name__}: {exc})") from None
-        # A resumed run may redo a round; the later record is the one that counted.
-        by_round[record.round] = record
-    return Trace(run, tuple(by_round[k] for k in sorted(by_round)))
-
-
 def trace_json(trace: Trace) -> dict[str, Any]:
     """`{"run": {...}, "rounds": [RoundRecord.to_json(), ...]}`: stable, for scripts."""
     return {"run": asdict(trace.run), "rounds": [r.to_json() for r in trace.rounds]}
@@ -203,20 +179,6 @@ def overview_table(trace: Trace, base: float | None) -> Table:
                      verdict_word(r.decision, no="no"), r.decision.action))
     return Table(("round", "ran", "variant", "candidate µs", "best µs", "best × baseline",
                   "accepted", "next"), tuple(rows))
-
-
-def runs_table(store: Store) -> Table:
-    """`trace --list`: one line per run, oldest first."""
-    rows = []
-    for run in store.runs():
-        s = run.summary
-        rounds = s.get("rounds") or len({n for n, _, _ in store.decisions(run.id)})
-        rows.append((run.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created)),
-                     run.kernel, run.status, str(rounds),
-                     f"{fmt_us(s.get('baseline_us'))} → {fmt_us(s.get('best_us'))}",
-                     fmt_x(s.get("speedup"))))
-    return Table(("id", "created", "kernel", "status", "rounds", "baseline → best µs",
-                  "speedup"), tuple(rows))
 
 
 # --- one round -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from pragma_ncu.records import RoundRecord, verdict_word
+from pragma_ncu.measure.records import RoundRecord, verdict_word
 
 
 def rounds_table(records: Sequence[RoundRecord]) -> str:

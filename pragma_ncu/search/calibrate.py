@@ -8,22 +8,22 @@ It runs once per pool: `tune`'s later rounds search with the devices the first o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.pool.calibration import Calibration, DeviceFigure, judge
 from pragma_ncu.pool.workers import Lane
 from pragma_ncu.search.evaluator import SEARCH
 from pragma_ncu.search.parallel import DEATHS, PooledEvaluator
 from pragma_ncu.search.serial import Problem, incumbent_point
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 ROUNDS = 2  # the faster of two: a worker's first launches may find its GPU's clocks still low
-Notice = Callable[[str], None]
 
 
 def calibrate(problem: Problem, pooled: PooledEvaluator,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pragma_ncu import stats
+from pragma_ncu.measure import stats
 from pragma_ncu.search.results import (
     FASTER,
     NOT_FASTER,

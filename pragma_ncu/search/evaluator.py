@@ -2,8 +2,8 @@
 
 The search only sees the `Evaluator` protocol, so the same search runs on any target (each
 backend's evaluator: the CUDA one compiles with nvcc and measures in the GPU worker, the CPU one
-with the system compiler in the CPU worker; both are `CompiledEvaluator`s) and in tests and
-benchmarks (`replay.ReplayEvaluator`: measurements recorded on a GPU, played back).
+with the system compiler in the CPU worker; both are `CompiledEvaluator`s) and in the tests
+(tests/fakes/replay.py: measurements recorded on a GPU, played back).
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pragma_ncu import task as tasks
-from pragma_ncu.build import BuildRequest, BuildResult, failed_build
-from pragma_ncu.errors import TemplateError
-from pragma_ncu.measurement import Measurement
-from pragma_ncu.runner import Runner
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildRequest, BuildResult, failed_build
+from pragma_ncu.infra.errors import TemplateError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.measurement import Measurement
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 from pragma_ncu.worker.protocol import KernelRef, TimingConfig
 
 SEARCH = "search"

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragma_ncu import kernel_template as template
-from pragma_ncu import sources
+from pragma_ncu.build.task import read_source
+from pragma_ncu.infra import sources
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
 from pragma_ncu.search.results import SearchResult
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.task import read_source
+from pragma_ncu.spec import template as template
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 LAYOUTS = ("pragma", "vllm")
 

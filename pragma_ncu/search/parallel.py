@@ -24,9 +24,9 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, LaneActivity, WorkerDevice, WorkerPool
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Budget, Evaluation, WorkerSummary
@@ -42,7 +42,7 @@ from pragma_ncu.search.serial import (
 )
 from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.search.strategies import Strategy
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 DEATHS = ("worker_crash", "timeout")  # statuses of a worker that gave no answer
 

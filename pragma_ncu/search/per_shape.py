@@ -17,17 +17,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.infra.progress import Meter, Notice, Progress, WorkerCount
+from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, PoolError, WorkerPool
-from pragma_ncu.progress import Meter, Notice, Progress, WorkerCount
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.results import SearchResult, WorkerSummary
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 if TYPE_CHECKING:
     from pragma_ncu.search.autotune import SearchOptions

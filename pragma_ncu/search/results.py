@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.measure.stats import geomean
 from pragma_ncu.pool.calibration import Calibration
 from pragma_ncu.pool.workers import WorkerDevice
-from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.stats import geomean
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,14 @@ import statistics
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from pragma_ncu.build import BuildResult
-from pragma_ncu.measurement import Measurement
-from pragma_ncu.progress import Meter
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.progress import Meter, Notice
+from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.evaluator import RETEST, Evaluator
 from pragma_ncu.search.results import FASTER, Evaluation, Retest, ShapeTime, Verdict
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 
 def candidates(evaluations: Sequence[Evaluation], shapes: Sequence[str], top_k: int,
@@ -105,7 +105,6 @@ def _unbuilt(entrant: Entrant) -> str | None:
 
 
 Judge = Callable[[list[Retest]], Sequence[Verdict]]
-Notice = Callable[[str], None]
 MORE_ROUNDS = 4  # an undecided re-test may grow to this many times its first rounds
 
 

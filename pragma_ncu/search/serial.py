@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from pragma_ncu.build import BuildResult, KernelResources
-from pragma_ncu.measurement import Measurement
-from pragma_ncu.search import feasibility
+from pragma_ncu.build.compile import BuildResult, KernelResources
+from pragma_ncu.measure.measurement import Measurement
+from pragma_ncu.search import feasibility, strategies
 from pragma_ncu.search.evaluator import CHECK, SEARCH, Evaluator
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.search.space import Point, Space, point_key
-from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy, Strategy
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.search.strategies import Strategy
+from pragma_ncu.spec.model import Shape, TaskSpec
 
 Clock = Callable[[], float]
 PointDone = Callable[[Evaluation, "Evaluation | None"], None]  # a point, the best so far
@@ -75,18 +75,17 @@ def feasible_points(problem: Problem, limits: feasibility.Limits) -> list[Point]
 def choose_strategy(name: str, problem: Problem, budget: Budget, limits: feasibility.Limits,
                     seed: int, parallel: bool = False,
                     feasible: list[Point] | None = None) -> Strategy:
-    """"auto": exhaustive when every feasible point fits the evaluation budget, else TPE.
-    `parallel`: points are asked for while others are still measured (many workers), so TPE
-    imagines their values (a constant liar) instead of proposing their neighbours again.
-    `feasible`: `feasible_points` when the caller has listed them already."""
-    if name == "auto":
+    """The registered strategy `name` (search.strategies.STRATEGIES; UnknownStrategy names
+    them), or for "auto": exhaustive when every feasible point fits the evaluation budget,
+    else TPE. `parallel`: points are asked for while others are still measured (many
+    workers), so TPE imagines their values (a constant liar) instead of proposing their
+    neighbours again. `feasible`: `feasible_points` when the caller has listed them already."""
+    if name == strategies.AUTO:
         points = feasible if feasible is not None else feasible_points(problem, limits)
         small = points is not None and (budget.evaluations is None
                                          or len(points) + 1 <= budget.evaluations)
         name = "exhaustive" if small else "tpe"
-    if name == "exhaustive":
-        return Exhaustive(problem.space.points())
-    return OptunaStrategy(problem.space, name, seed, parallel=parallel)
+    return strategies.make(name, problem.space, seed, parallel)
 
 
 def planned(problem: Problem, budget: Budget, limits: feasibility.Limits,

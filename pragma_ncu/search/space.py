@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 Point = dict[str, ParamValue]
 

@@ -4,17 +4,24 @@
 nothing new); `tell(point, value)` reports the objective (lower is better) or None for a point
 that failed (infeasible, compile error, wrong answer). Exhaustive search walks the feasible
 points in order; the others are optuna samplers driven through its ask-and-tell interface.
+
+`STRATEGIES` is the registry, name -> factory, and the one place a strategy is added: a class
+with `ask` and `tell` (in this module or one of its own) and one line here. `--strategy`
+offers `choices()`: "auto" (exhaustive when the feasible space fits the budget, else TPE:
+`search.serial.choose_strategy`) and the registered names; `make` builds one by name, and an
+unknown name is an `UnknownStrategy` listing them.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
+from pragma_ncu.infra.errors import InputError
 from pragma_ncu.search.space import Point, Space, point_key
-from pragma_ncu.spec import ParamValue
+from pragma_ncu.spec.model import ParamValue
 
 # Proposals in a row that were all seen before, after which the next point is an unseen one
 # drawn at random. A sampler that has settled re-proposes what it knows, and each proposal costs
@@ -23,10 +30,7 @@ from pragma_ncu.spec import ParamValue
 # second than one (benchmarks/pool_scaling.py, docs/tuner.md).
 FILL_AFTER_DUPLICATES = 16
 RANDOM_DRAWS = 64  # random picks of the product tried before the unseen points are listed
-SAMPLERS = ("tpe", "gp", "random")  # optuna's samplers, by the names users give them
-# Every name a search strategy is chosen by (`--strategy`): "auto" picks exhaustive when the
-# feasible space fits the budget, else TPE (see `search.choose_strategy`).
-STRATEGIES = ("auto", "exhaustive", *SAMPLERS)
+AUTO = "auto"  # not a strategy: the rule that picks one (search.serial.choose_strategy)
 
 
 class Strategy(Protocol):
@@ -76,14 +80,13 @@ class OptunaStrategy:
         import optuna
 
         if sampler not in SAMPLERS:
-            raise ValueError(f"unknown sampler {sampler!r}; one of {SAMPLERS}")
+            raise UnknownStrategy(f"unknown sampler {sampler!r}; one of {', '.join(SAMPLERS)}")
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.name = sampler
         self.space = space
         self._optuna = optuna
         self.study = optuna.create_study(direction="minimize",
-                                         sampler=_make_sampler(optuna, sampler, seed,
-                                                               parallel))
+                                         sampler=SAMPLERS[sampler](optuna, seed, parallel))
         self._pending: dict[str, list[Any]] = {}  # key -> trials waiting for its value
         self._known: dict[str, float | None] = {}
         self._worst = -math.inf
@@ -155,13 +158,70 @@ def _suggest(trial: Any, name: str, values: tuple[ParamValue, ...]) -> ParamValu
     return value
 
 
-def _make_sampler(optuna: Any, name: str, seed: int, parallel: bool = False) -> Any:
-    if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=8,
-                                          constant_liar=parallel)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
+def _tpe(optuna: Any, seed: int, parallel: bool) -> Any:
+    return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=8,
+                                      constant_liar=parallel)
+
+
+def _random(optuna: Any, seed: int, parallel: bool) -> Any:
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def _gp(optuna: Any, seed: int, parallel: bool) -> Any:
     try:
         return optuna.samplers.GPSampler(seed=seed)
     except ImportError as exc:  # GPSampler needs torch and scipy
-        raise ValueError(f"the gp sampler is unavailable here ({exc}); use tpe") from None
+        raise UnknownStrategy(f"the gp sampler is unavailable here ({exc}); use tpe") from None
+
+
+# optuna's samplers, by the names users give them
+SAMPLERS: dict[str, Callable[[Any, int, bool], Any]] = {"tpe": _tpe, "gp": _gp,
+                                                        "random": _random}
+
+
+class Factory(Protocol):
+    """How a registered strategy is made for one search (`parallel`: points are asked for
+    while others are still being measured)."""
+
+    def __call__(self, space: Space, seed: int, parallel: bool) -> Strategy: ...
+
+
+def _exhaustive(space: Space, seed: int, parallel: bool) -> Strategy:
+    return Exhaustive(space.points())
+
+
+def _sampler(name: str) -> Factory:
+    def make(space: Space, seed: int, parallel: bool) -> Strategy:
+        return OptunaStrategy(space, name, seed, parallel)
+    return make
+
+
+STRATEGIES: dict[str, Factory] = {
+    "exhaustive": _exhaustive,
+    **{name: _sampler(name) for name in SAMPLERS},
+}
+
+
+class UnknownStrategy(InputError, ValueError):
+    """A strategy name that is not registered (or a sampler this machine cannot run)."""
+
+
+def choices() -> tuple[str, ...]:
+    """Every name `--strategy` takes: "auto" and the registered strategies."""
+    return (AUTO, *STRATEGIES)
+
+
+def check(name: str) -> str:
+    """`name` when `--strategy` takes it, else UnknownStrategy listing what it takes."""
+    if name not in choices():
+        raise UnknownStrategy(f"unknown search strategy {name!r}; registered: "
+                              f"{', '.join(choices())}")
+    return name
+
+
+def make(name: str, space: Space, seed: int = 0, parallel: bool = False) -> Strategy:
+    """The registered strategy `name` for a search of `space`."""
+    if name not in STRATEGIES:
+        check(name)
+        raise UnknownStrategy(f"{name!r} chooses a strategy; it is not one")
+    return STRATEGIES[name](space, seed, parallel)

@@ -1,6 +1,6 @@
 """Per-shape results as the table an application loads at run time: one JSON file per device
 and kernel, keyed by shape, with what the re-test measured beside each configuration (the
-layout vLLM and SGLang read is `vllm_table`'s; `best_config` reads both).
+layout vLLM and SGLang read is `vllm_table`'s; `configs.best_config` reads both).
 
     configs/<kernel>/<device>.json          e.g. configs/sgemm_space/NVIDIA_H200.json
     {"format": 1, "kernel": "sgemm_space", "device": "NVIDIA H200", "dims": ["M", "N", "K"],
@@ -9,11 +9,12 @@ layout vLLM and SGLang read is `vllm_table`'s; `best_config` reads both).
                                           "noise_pct": 0.8, "speedup": 1.42, "shape": "4096",
                                           "accepted": true}, ...}}
 
-`best_config` returns the parameters tuned for a shape or, when that shape was not tuned, for
-the nearest tuned one: the smallest distance in log space, sqrt(sum((log2 a - log2 b)^2)) over
-the dims (so 2048 is as near to 4096 as 8192 is), ties going to the larger shape. A fallback
-configuration was verified at its own shape and the spec's check shapes, not at the one asked
-for: where its correctness depends on divisibility, verify it there (`pragma-ncu bench`).
+`lookup` (and `configs.best_config`) answers the configuration tuned for a shape or, when that
+shape was not tuned, for the nearest tuned one: the smallest distance in log space,
+sqrt(sum((log2 a - log2 b)^2)) over the dims (so 2048 is as near to 4096 as 8192 is), ties
+going to the larger shape. A fallback configuration was verified at its own shape and the
+spec's check shapes, not at the one asked for: where its correctness depends on divisibility,
+verify it there (`pragma-ncu bench`).
 
 This module needs nothing beyond the standard library, so an application can import it alone.
 """
@@ -31,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra.errors import InputError
 
 FORMAT = 1
 Dims = Mapping[str, int]
@@ -141,53 +142,6 @@ def lookup(table: Table, shape: Dims | str) -> tuple[Entry, bool]:
         return exact, True
     nearest = min(table.configs.values(), key=lambda e: (_distance(e.dims, dims), -_size(e)))
     return nearest, False
-
-
-def best_config(table: Path | str, shape: Dims | str | int, *, kernel: str | None = None,
-                device: str | None = None) -> dict[str, Any]:
-    """The parameters tuned for `shape` (or the nearest tuned shape). `table` is a table file,
-    or a folder of tables, which then needs the `device` (and the `kernel` for this layout's
-    `configs/<kernel>/<device>.json`). A file, or a folder, in the vLLM layout
-    (`vllm_table`: `E=128,N=384,device_name=NVIDIA_H200.json`) is read as vLLM reads it:
-    `shape` is then the batch size, or the dims with the batch size among them."""
-    from pragma_ncu.search import vllm_table  # it builds on this module's nouns
-
-    path = Path(table)
-    if path.is_dir():
-        path = _in_folder(path, shape, kernel, device)
-    if vllm_table.DEVICE_PART in path.name:
-        loaded = vllm_table.load(path)
-        key, _ = vllm_table.nearest(loaded, vllm_table.batch_size(loaded, shape))
-        return dict(loaded.configs[key])
-    tuned = load_table(path)
-    if isinstance(shape, int):
-        if len(tuned.dims) != 1:
-            raise TableError(f"the table of {tuned.kernel} is keyed by {', '.join(tuned.dims)}: "
-                             "give the shape's dims, not one size")
-        shape = {tuned.dims[0]: shape}
-    entry, _ = lookup(tuned, shape)
-    return dict(entry.params)
-
-
-def _in_folder(root: Path, shape: Dims | str | int, kernel: str | None,
-               device: str | None) -> Path:
-    """The file of a folder of tables: this layout's <kernel>/<device>.json, else the vLLM
-    layout's file for the device whose fixed dims `shape` matches."""
-    from pragma_ncu.search import vllm_table
-
-    if not device:
-        raise TableError(f"{root} is a folder of tables: name the kernel and the device")
-    own = table_path(root, kernel, device) if kernel else None
-    if own is not None and own.is_file():
-        return own
-    try:
-        return vllm_table.find(root, device, shape)
-    except TableError as exc:
-        if own is None and not any(root.glob(f"*{vllm_table.DEVICE_PART}*")):
-            raise TableError(f"{root} is a folder of tables: name the kernel and the "
-                             "device") from None
-        where = f"at {own}" if own is not None else f"for {kernel or 'the kernel'}"
-        raise TableError(f"no tuned-config table {where} ({exc})") from None
 
 
 def _distance(a: Dims, b: Dims) -> float:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import statistics
 
-from pragma_ncu import stats
+from pragma_ncu.measure import stats
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.report import (
     IMPROVEMENT,

@@ -1,7 +1,9 @@
 """triage(): two sides in, a TriageReport out. The launches of each side are grouped by kernel
 (pragma_ncu.triage.groups), the groups paired across builds (match), each pair judged from the
 two samples of launch durations (compare), and each changed group explained on one
-representative launch per side (diagnose on both, compared) rather than on every launch."""
+representative launch per side (diagnose on both, compared) rather than on every launch.
+What is particular to a collector (a launch's duration, its diagnosis rules, what its own rule
+results speak to) comes from the target that owns the side's recorded collector."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from pragma_ncu import backends
 from pragma_ncu.backends import diagnose_in
+from pragma_ncu.backends.base import Target
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.causes import (
@@ -50,8 +54,9 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     "OLD=NEW"; `by_order` pairs groups by order of first launch instead of by name. Raises
     TriageError when nothing can be compared."""
     base_name, _, new_name = (kernel or "").partition("=")
-    gb = group_launches(select(base, base_name or None))
-    gn = group_launches(select(new, (new_name or base_name) or None))
+    gb = group_launches(select(base, base_name or None), reader(base).launch_duration_us)
+    gn = group_launches(select(new, (new_name or base_name) or None),
+                        reader(new).launch_duration_us)
     if "=" in (kernel or ""):
         matching = match_by_order(gb, gn, PAIRED_BY_NAME)
     else:
@@ -75,6 +80,11 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
                         one_side)
+
+
+def reader(side: Side) -> Target:
+    """The target that reads the side's profile: the one owning its collector."""
+    return backends.for_collector(backends.collector_of(side.profile))
 
 
 def costliest(groups: Sequence[KernelGroup], most: int = ONE_SIDE_EXPLAINED
@@ -141,7 +151,7 @@ def triage_kernel(match: KernelMatch, base: Side, new: Side, knowledge: Knowledg
     db = diagnose_in(base.profile, match.base, knowledge)
     dn = diagnose_in(new.profile, match.new, knowledge)
     moves = evidence.movements(match.base, match.new, knowledge)
-    rules = evidence.rule_changes(match.base, match.new)
+    rules = evidence.rule_changes(match.base, match.new, reader(new))
     causes, relations = rank_causes(db, dn, change.base_us, change.new_us, moves, rules, knowledge)
     config = evidence.config_changes(match.base, match.new)
     lines = evidence.line_shifts(match.base, match.new)

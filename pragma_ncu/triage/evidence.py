@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pragma_ncu.backends.cuda.diagnosis import RULE_CLASSES
+from pragma_ncu import backends
+from pragma_ncu.backends.base import Target
 from pragma_ncu.knowledge.schema import MetricEntry
 from pragma_ncu.profile.profiles import KernelProfile, RuleResult, SourceLine
 from pragma_ncu.triage.report import ConfigChange, LineShift, RuleChange
@@ -128,8 +129,12 @@ def _rule_key(r: RuleResult) -> tuple[str, str, str, str]:
     return (r.section, r.rule, r.kind, r.title or _DIGITS.sub("#", r.message)[:120])
 
 
-def rule_changes(base_kernel: KernelProfile, new_kernel: KernelProfile) -> tuple[RuleChange, ...]:
-    """ncu's advice (OPT/WRN/ERR) present on one side only: appeared first, then vanished."""
+def rule_changes(base_kernel: KernelProfile, new_kernel: KernelProfile,
+                 target: Target | None = None) -> tuple[RuleChange, ...]:
+    """The collector's advice (ncu's OPT/WRN/ERR rule results) present on one side only:
+    appeared first, then vanished; each with the bottleneck classes it speaks to, as
+    `target` (the collector's; default: the default target) says."""
+    classes = (target or backends.default()).rule_classes
     def advice(k: KernelProfile) -> dict[tuple[str, str, str, str], RuleResult]:
         return {_rule_key(r): r for r in k.rules if r.kind in ("OPT", "WRN", "ERR")}
 
@@ -139,7 +144,7 @@ def rule_changes(base_kernel: KernelProfile, new_kernel: KernelProfile) -> tuple
         for key in sorted(set(mine) - set(other)):
             r = mine[key]
             out.append(RuleChange(r.section, r.rule, change, r.kind, r.title or r.message[:80],
-                                  r.speedup, RULE_CLASSES.get(r.rule, ())))
+                                  r.speedup, classes(r.rule)))
     return tuple(out)
 
 

@@ -3,19 +3,21 @@
 A group is one kernel (its full signature: the mangled symbol, else the demangled signature,
 so every template instantiation is its own kernel) at one launch configuration (grid and
 block dimensions and dynamic shared memory; the NVTX range too, when a profile carries one).
-The durations of its launches are the group's timing sample. Launch order plays no part.
+The durations of its launches, as their collector measured them (its target's
+`launch_duration_us`), are the group's timing sample. Launch order plays no part.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cached_property
 
-from pragma_ncu.backends.cuda.diagnosis import quantities
+from pragma_ncu import backends
 from pragma_ncu.profile.profiles import KernelProfile
+
+Duration = Callable[[KernelProfile], "float | None"]  # a launch's duration (µs), or None
 
 _GRID = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z")
 _BLOCK = ("launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
@@ -81,12 +83,6 @@ def without_template(name: str) -> str:
     return _TEMPLATE.sub("", name).strip()
 
 
-def duration_us(kernel: KernelProfile) -> float | None:
-    """ncu's duration of one launch in µs (gpu__time_duration.sum or its fallbacks)."""
-    reading = quantities.read(kernel, "duration_ns")
-    return reading.value / 1000 if reading is not None else None
-
-
 @dataclass(frozen=True)
 class KernelGroup:
     """The launches of one kernel at one launch configuration, in report order."""
@@ -95,11 +91,12 @@ class KernelGroup:
     name: str  # the demangled function name with its template arguments
     config: LaunchConfig
     launches: tuple[KernelProfile, ...]
+    durations: tuple[float | None, ...]  # each launch's, in µs (None: not measured)
 
-    @cached_property
+    @property
     def durations_us(self) -> tuple[float, ...]:
         """The durations of the launches that have one (all of them, in a sane report)."""
-        return tuple(d for d in map(duration_us, self.launches) if d is not None)
+        return tuple(d for d in self.durations if d is not None)
 
     @property
     def count(self) -> int:
@@ -125,18 +122,23 @@ class KernelGroup:
     def representative(self) -> KernelProfile:
         """The launch whose duration is nearest the group's median (the earliest on a tie):
         the one a diagnosis reads, rather than every launch."""
-        timed = [(k, d) for k in self.launches if (d := duration_us(k)) is not None]
+        timed = [(k, d) for k, d in zip(self.launches, self.durations, strict=True)
+                 if d is not None]
         if not timed:
             return self.launches[0]
         median = self.median_us
         return min(timed, key=lambda kd: (abs(kd[1] - median), kd[0].index))[0]
 
 
-def group_launches(launches: Iterable[KernelProfile]) -> tuple[KernelGroup, ...]:
+def group_launches(launches: Iterable[KernelProfile], duration: Duration | None = None
+                   ) -> tuple[KernelGroup, ...]:
     """The launches grouped by kernel and launch configuration, groups in order of their
-    first launch."""
+    first launch. `duration` reads a launch's duration: the target's whose collector measured
+    them (default: the default target's, as `backends.collector_of` falls back to)."""
+    read = duration or backends.default().launch_duration_us
     groups: dict[tuple[str, LaunchConfig], list[KernelProfile]] = {}
     for k in launches:
         groups.setdefault((signature(k), launch_config(k)), []).append(k)
-    return tuple(KernelGroup(sig, members[0].name, config, tuple(members))
+    return tuple(KernelGroup(sig, members[0].name, config, tuple(members),
+                             tuple(read(k) for k in members))
                  for (sig, config), members in groups.items())

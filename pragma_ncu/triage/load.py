@@ -21,25 +21,24 @@ Repeated timings travel in a `timing.json` beside the profile: `<stem>.timing.js
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pragma_ncu import backends
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.errors import KernelFailure, PragmaError, ToolchainError
+from pragma_ncu.infra.errors import KernelFailure, PragmaError, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.read import MALFORMED, read_launches
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec, source_suffixes
-from pragma_ncu.stats import TimingStats
-from pragma_ncu.store import DEFAULT_NAME, Store, StoreError
+from pragma_ncu.spec.model import Shape, TaskSpec, source_suffixes
 from pragma_ncu.triage.report import TIMING_SCHEMA, Side, Timing, TriageError, timing_from_json
 
-Progress = Callable[[str], None]
 RUN_PREFIX = "run:"
 _STEM_SUFFIXES = (".profile.json.gz", ".profile.json", ".json.gz", ".json", ".ncu-rep")
 ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), a folder of ncu CSV pages, or a kernel "
@@ -205,7 +204,7 @@ def _side_error(kind: type[PragmaError], message: str) -> PragmaError:
 
 
 def measure_side(spec: TaskSpec, shape: Shape, label: str, settings: Settings,
-                 options: ProfileOptions, progress: Progress = lambda _: None,
+                 options: ProfileOptions, progress: Notice = lambda _: None,
                  out_dir: Path = Path("pragma-ncu-triage")) -> Side:
     """Profile the kernel of `spec` at `shape` with its target's collector (verified first;
     source counters on where the collector has them) and time it `options.repeats` more times;

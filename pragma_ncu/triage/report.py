@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pragma_ncu.diagnose.findings import Evidence
-from pragma_ncu.errors import ExitStatus, InputError
+from pragma_ncu.infra.errors import ExitStatus, InputError
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile, Profile
-from pragma_ncu.stats import TimingStats
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import GroupMatch
 

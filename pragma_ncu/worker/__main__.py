@@ -1,5 +1,5 @@
-"""Worker entry point: `python -m pragma_ncu.worker [--side MODULE | --cpu]` serves protocol
-requests on stdin/stdout for one device side (see `serve`)."""
+"""Worker entry point: `python -m pragma_ncu.worker --side MODULE` serves protocol requests
+on stdin/stdout for one device side (see `serve`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ sentinel for integers: an element the kernel never writes is found)."""
 
 from __future__ import annotations
 
-from pragma_ncu.spec import Memory
+from pragma_ncu.spec.model import Memory
 
 GUARD_BYTES = 4096
 GUARD_BYTE = 0xA5

@@ -19,8 +19,14 @@ import time
 from dataclasses import replace
 from typing import Any, Protocol
 
-from pragma_ncu.measurement import CheckRound, Measurement, OutputCheck, Status, classify_check
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.measure.measurement import (
+    CheckRound,
+    Measurement,
+    OutputCheck,
+    Status,
+    classify_check,
+)
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
 from pragma_ncu.worker.reference import ReferenceFailure
 

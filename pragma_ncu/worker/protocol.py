@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from pragma_ncu import dtypes
-from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker.protocol import EvalRequest
 
 V = TypeVar("V")

@@ -1,11 +1,11 @@
 """The worker's request loop, the same for every device side: one JSON request per line on
 stdin, one answer per line on the protocol channel (see `protocol`).
 
-A device side is a module with `make_side()` returning a `Side`: the CUDA side
-(`pragma_ncu.backends.cuda.worker`), the CPU side (`pragma_ncu.backends.cpu.worker`), or a
-registered target's. `python -m pragma_ncu.worker --side MODULE` serves it; the two built-in
-sides keep their short forms (no option: CUDA; `--cpu`: the CPU), which commands older than the
-backends used and scripts still call.
+A device side is a module with `make_side()` returning a `Side`: each target's (the CUDA
+side is `pragma_ncu.backends.cuda.worker`, the CPU side `pragma_ncu.backends.cpu.worker`, or a
+registered target's module). `python -m pragma_ncu.worker --side MODULE` serves it, for every
+target alike: this module names none of them, and a target's `worker_command` is `command`
+with its side's module.
 
 The protocol channel is the original stdout; file descriptor 1 is then pointed at stderr, so
 anything a kernel or a library prints (device printf included) cannot corrupt the channel.
@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Protocol
 
 from pragma_ncu.worker.protocol import encode
 
-SHORT_FORMS = {"": "pragma_ncu.backends.cuda.worker", "--cpu": "pragma_ncu.backends.cpu.worker"}
+USAGE = "usage: python -m pragma_ncu.worker --side MODULE (a module with make_side())"
 
 
 class Side(Protocol):
@@ -36,12 +36,16 @@ class Side(Protocol):
     def handle(self, op: str, message: dict[str, Any]) -> dict[str, Any] | None: ...
 
 
-def side_module(argv: Sequence[str]) -> str:
-    """The side a command line asks for: `--side MODULE`, `--cpu`, or none (CUDA)."""
+def command(python: str, side: str) -> list[str]:
+    """The command that serves the side in module `side` on the interpreter `python`."""
+    return [python, "-m", "pragma_ncu.worker", "--side", side]
+
+
+def side_module(argv: Sequence[str]) -> str | None:
+    """The module a command line names with `--side MODULE`, or None when it names none."""
     args = list(argv)
-    if "--side" in args:
-        return args[args.index("--side") + 1]
-    return SHORT_FORMS["--cpu" if "--cpu" in args else ""]
+    at = args.index("--side") + 1 if "--side" in args else len(args)
+    return args[at] if at < len(args) else None
 
 
 def load_side(module: str) -> Side:
@@ -92,5 +96,9 @@ def _answer(side: Side, message: dict[str, Any], ready: bool) -> tuple[dict[str,
 
 
 def main(argv: Sequence[str]) -> int:
+    module = side_module(argv)
+    if module is None:
+        print(USAGE, file=sys.stderr)
+        return 2
     out = channel()
-    return serve(load_side(side_module(argv)), sys.stdin.buffer, out)
+    return serve(load_side(module), sys.stdin.buffer, out)

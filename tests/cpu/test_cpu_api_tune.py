@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
-from pragma_ncu.describe import Arg, task_spec
-from pragma_ncu.settings import load_settings
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.store import Store
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import Store
+from pragma_ncu.spec.describe import Arg, task_spec
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.spec.model import TaskSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "examples" / "cpu" / "conv1d.cpp"

@@ -99,7 +99,7 @@ def test_a_local_ray_cluster_of_two_cpu_workers_finds_the_same_winner(
 
 def test_tune_searches_on_both_workers_and_stores_who_measured_what(
         kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
-    from pragma_ncu.store import Store
+    from pragma_ncu.infra.store import Store
 
     store = tmp_path / "runs.sqlite"
     res = CliRunner(env={**env, "PRAGMA_NCU_PERF": str(tmp_path / "no-perf")}).invoke(cli, [
@@ -118,7 +118,8 @@ def test_tune_searches_on_both_workers_and_stores_who_measured_what(
 
 def test_per_shape_spreads_the_shapes_and_the_table_loads_back(
         kernel: Path, env: dict[str, str], tmp_path: Path) -> None:
-    from pragma_ncu.search.table import best_config, load_table, lookup
+    from pragma_ncu.search.configs import best_config
+    from pragma_ncu.search.table import load_table, lookup
 
     res = CliRunner(env=env).invoke(cli, ["autotune", "--kernel", str(kernel), "--per-shape",
                                           "--workers", "2", "--out", str(tmp_path),
@@ -151,7 +152,7 @@ def test_a_vllm_layout_table_of_a_real_run_loads_as_the_servers_load_it(
     import subprocess
     import sys
 
-    from pragma_ncu.search.table import best_config
+    from pragma_ncu.search.configs import best_config
     from pragma_ncu.search.vllm_table import device_part
 
     args = ["autotune", "--kernel", str(kernel), "--config-format", "vllm", "--out",

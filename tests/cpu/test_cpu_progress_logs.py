@@ -77,8 +77,9 @@ def test_a_ci_log_gets_plain_lines_of_each_phase(tuned: dict) -> None:
 def test_verbose_lines_go_to_stderr_and_the_results_to_stdout(tuned: dict) -> None:
     result = tuned["result"]
     lines = _plain(result)
-    assert any(line.startswith("INFO pragma_ncu.runner: starting the worker") for line in lines)
-    assert any(line.startswith("INFO pragma_ncu.llm: LLM request to scripted-coder")
+    assert any(line.startswith("INFO pragma_ncu.pool.runner: starting the worker")
+               for line in lines)
+    assert any(line.startswith("INFO pragma_ncu.infra.llm: LLM request to scripted-coder")
                for line in lines)
     assert not any(line.startswith("DEBUG") for line in lines)  # -v, not -vv
     assert "INFO" not in result.stdout and "  .. " not in result.stdout
@@ -96,7 +97,7 @@ def test_the_runs_log_beside_its_store_holds_the_llm_exchange(tuned: dict) -> No
     assert text.count("LLM request to scripted-coder") == 3
     assert text.count(REPLY) >= 3  # the text received, each time
     assert "coder reply 1 of 3: refused" in text
-    assert "DEBUG pragma_ncu.build: " in text and "INFO pragma_ncu.backends.cpu.collect: " \
+    assert "DEBUG pragma_ncu.build.compile: " in text and "INFO pragma_ncu.backends.cpu.collect: " \
            "cachegrind: " in text  # each compile command and each profiler command
     assert "search: 32/32 points" in text and "round 2: no verified candidate" in text
 
@@ -110,8 +111,8 @@ def test_no_api_key_anywhere(tuned: dict) -> None:
 
 def test_the_log_file_gets_everything(tuned: dict) -> None:
     text = (tuned["tmp"] / "cli.log").read_text()
-    assert "DEBUG pragma_ncu.llm: LLM message 1 (system)" in text
-    assert "INFO pragma_ncu.progress: round 1/2: tune (original)" in text
+    assert "DEBUG pragma_ncu.infra.llm: LLM message 1 (system)" in text
+    assert "INFO pragma_ncu.infra.progress: round 1/2: tune (original)" in text
 
 
 def test_json_stdout_stays_clean_and_a_ci_log_gets_no_progress(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 from pragma_ncu.coder.moves import Applied, Refused, Subject, by_name
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import parse_spec
+from pragma_ncu.spec.file import parse_spec
+from pragma_ncu.spec.model import TaskSpec
 from tests.fakes.tuner import H200_LIMITS
 
 ELEMENTWISE_ARGS = [

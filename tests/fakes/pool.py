@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pragma_ncu.build import BuildResult, KernelResources
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.build.compile import BuildResult, KernelResources
+from pragma_ncu.measure.measurement import Measurement
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool
-from pragma_ncu.runner import Runner
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 from tests.fakes.requests import fake_request
 from tests.fakes.tuner import H200_LIMITS, silu_like_cost
 

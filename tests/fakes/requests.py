@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker.protocol import EvalRequest, KernelRef, ReferenceSpec
 
 ROOT = Path(__file__).resolve().parents[2]

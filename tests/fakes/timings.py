@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.stats import summarize as timing
 from pragma_ncu.search.results import Retest
 from pragma_ncu.search.retest import summarize
-from pragma_ncu.stats import summarize as timing
 
 IQR_OF_UNIT_NORMAL = 1.3489795
 

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pragma_ncu.backends.cuda.session import Profiled
-from pragma_ncu.build import BuildResult, KernelResources, failed_build
+from pragma_ncu.build.compile import BuildResult, KernelResources, failed_build
 from pragma_ncu.coder.moves.base import KNOB_PREFIX
-from pragma_ncu.kernel_template import render_jinja
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.profile.profiles import KernelProfile, Profile, profile_from_json
-from pragma_ncu.roofline import ComputeRate
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
+from pragma_ncu.spec.template import render_jinja
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +66,7 @@ class SimBackend:
     profiles: dict[str, KernelProfile]
     ceiling_gbps: float | None = 4199.0
     compute: ComputeRate | None = None
+    compute_ceilings: dict[str, float] | None = None
     limits: Limits = H200_LIMITS
     device: str = "simulated H200"
     jitter_pct: float = 0.3
@@ -77,6 +78,7 @@ class SimBackend:
     move_effects: dict[tuple[str, object], float | Status] = field(default_factory=dict)
     move_checks: dict[tuple[str, object], str] = field(default_factory=dict)  # -> compile error
     move_profiles: dict[tuple[tuple[str, object], ...], str] = field(default_factory=dict)
+    collector: str = "ncu"  # what each profile records as its collector (recorded: ncu's)
 
     def clock(self) -> float:
         return self.clock_()
@@ -115,9 +117,9 @@ class SimBackend:
         path = ""
         if self.save_profiles:  # so that a resumed run can re-read the best's profile
             out_dir.mkdir(parents=True, exist_ok=True)
-            Profile((kernel,), "sim").save(out_dir / "profile.json")
+            Profile((kernel,), "sim", collector=self.collector).save(out_dir / "profile.json")
             path = str(out_dir / "profile.json")
-        return Profiled(kernel, path)
+        return Profiled(kernel, path, collector=self.collector)
 
 
 def _knob_defaults(spec: TaskSpec) -> dict[str, object]:

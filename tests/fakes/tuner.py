@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.stats import summarize
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.search.space import Point, Space
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import parse_spec
-from pragma_ncu.stats import summarize
+from pragma_ncu.spec.file import parse_spec
+from pragma_ncu.spec.model import TaskSpec
 
 H200_LIMITS = Limits(max_threads_per_block=1024, max_threads_per_sm=2048, max_blocks_per_sm=32,
                      max_registers_per_block=65536, max_registers_per_sm=65536,

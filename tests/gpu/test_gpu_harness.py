@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.bench import run_bench
-from pragma_ncu.measurement import Status
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import load_settings
-from pragma_ncu.spec import Reference
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.build import task as tasks
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import Runner
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.spec.model import Reference
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import TimingConfig
 
 pytestmark = pytest.mark.gpu
@@ -29,7 +30,8 @@ QUICK = TimingConfig(budget_ms=20.0, min_reps=10)
 @pytest.fixture(scope="module")
 def runner(gpu_device):  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with Runner([sys.executable, "-m", "pragma_ncu.worker"], timeout_s=60, env=env) as r:
+    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
+    with Runner(command, timeout_s=60, env=env) as r:
         yield r
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.records import RoundRecord
+from pragma_ncu.measure.records import RoundRecord
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

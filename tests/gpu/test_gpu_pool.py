@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import backends
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.pool import devices
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.runner import Runner
 from pragma_ncu.search.autotune import SearchOptions, autotune
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.space import Space
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ def gpus(gpu_device):  # type: ignore[no-untyped-def]
 
 def test_each_worker_opens_its_gpu_and_the_search_spreads(gpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     chosen, env = gpus
-    command = [sys.executable, "-m", "pragma_ncu.worker"]
+    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
     spec = load_spec(ROOT / "examples" / "templated" / "silu_and_mul.toml")
     space = Space.from_spec(spec).with_values("ROWS", [1]).with_values("BLOCK", [256, 512])
     settings = load_settings().with_(cache_dir=tmp_path / "cache")

@@ -8,20 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda import collect as col
-from pragma_ncu.errors import ToolchainError
+from pragma_ncu.build import task as tasks
+from pragma_ncu.infra.errors import ToolchainError
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_ncu, find_nvcc
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.profile import csv_reader, normalize
 from pragma_ncu.profile.read import dump_with_ncu_report, read_report
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.toolchain import find_ncu, find_nvcc
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = [sys.executable, "-m", "pragma_ncu.worker"]
+WORKER = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
 
 
 @pytest.fixture(scope="module")

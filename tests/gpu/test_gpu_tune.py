@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.store import Store
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.records import RoundRecord
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

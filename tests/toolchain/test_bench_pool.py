@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.backends.cuda.bench import run_bench
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.report import bench as render
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.pool import FakeGpu, fake_pool
 
 pytestmark = pytest.mark.toolchain

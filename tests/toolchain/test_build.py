@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.build import build, build_many, cache_key
-from pragma_ncu.build import BuildCache, BuildRequest
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache, BuildRequest
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
+from pragma_ncu.spec.file import load_spec
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]

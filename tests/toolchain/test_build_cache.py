@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import sources
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cpu import build as cpu_build
 from pragma_ncu.backends.cuda.build import build
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache, BuildRequest, BuildResult
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
+from pragma_ncu.spec.file import load_spec
 
 pytestmark = pytest.mark.toolchain
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import api
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.infra.errors import PragmaError
 
 pytestmark = pytest.mark.toolchain
 
@@ -47,7 +47,7 @@ def kernel(tmp_path: Path, text: str, name: str = "scale", source: str = "k.cu")
 
 @pytest.fixture
 def settings(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from pragma_ncu.settings import load_settings
+    from pragma_ncu.infra.settings import load_settings
 
     return load_settings().with_(cache_dir=tmp_path / "cache")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.settings import load_settings
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
 from tools.explain_check_summary import FIXES
 
 pytestmark = pytest.mark.toolchain

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda.build import build
-from pragma_ncu.build import BuildCache
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache
 from pragma_ncu.coder.moves import MOVES, Applied
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant, variant_spec
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.loop.moves import move_names
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.tuner import H200_LIMITS
 
 pytestmark = pytest.mark.toolchain

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import task
 from pragma_ncu.backends.cuda.build import build_many
-from pragma_ncu.build import BuildCache
+from pragma_ncu.build import task
+from pragma_ncu.build.compile import BuildCache
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.search import feasibility
 from pragma_ncu.search.space import Space
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec, spec_path_for
-from pragma_ncu.toolchain import find_nvcc
+from pragma_ncu.spec.file import load_spec, spec_path_for
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

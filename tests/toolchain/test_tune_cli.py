@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from pragma_ncu.backends.cuda import session
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.store import Store
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.infra.store import Store
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]

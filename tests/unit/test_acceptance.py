@@ -10,20 +10,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from pragma_ncu.build import BuildResult
+from pragma_ncu.build.compile import BuildResult
 from pragma_ncu.conductor.accept import UNDECIDED, accept
 from pragma_ncu.conductor.rules import Policy, Situation, decide
-from pragma_ncu.measurement import Measurement
-from pragma_ncu.records import Decision, KernelState, RoundRecord
-from pragma_ncu.report.trace import Trace, render_html, render_markdown, trace_json
+from pragma_ncu.infra.store import RunRow
+from pragma_ncu.measure.measurement import Measurement
+from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
+from pragma_ncu.measure.traces import Trace
+from pragma_ncu.report.trace import render_html, render_markdown, trace_json
 from pragma_ncu.report.tune import rounds_table, summary_lines
 from pragma_ncu.search.compare import MARGIN, compare
 from pragma_ncu.search.results import FASTER, NOT_FASTER
 from pragma_ncu.search.results import UNDECIDED as OPEN
 from pragma_ncu.search.retest import MORE_ROUNDS, Entrant, Rounds, decide_all, settle
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import Shape
-from pragma_ncu.store import RunRow
+from pragma_ncu.spec.model import Shape
 from tests.fakes.timings import Noise, measurement, retest, samples
 
 # A busy host, as the issue saw it: a third of the calls preempted for up to 4 ms, whole rounds
@@ -252,7 +253,7 @@ def test_tune_keeps_the_best_and_its_stop_reason_names_the_noise() -> None:
 
 
 def test_the_summary_and_the_trace_show_the_round_too_noisy_to_decide() -> None:
-    from pragma_ncu.records import too_noisy
+    from pragma_ncu.measure.records import too_noisy
 
     text = "too noisy to decide: 1.25× (interval 0.31–5.02× at 95%, 12 rounds), noise 533%"
     records = (RoundRecord(0, "baseline", {"name": "original"}, {}, {}, None, _state(0, 100.0),

@@ -14,7 +14,7 @@ import pytest
 import pragma_ncu
 from pragma_ncu import api
 from pragma_ncu.api.arguments import checked
-from pragma_ncu.errors import ArgumentError, InputError, PragmaError
+from pragma_ncu.infra.errors import ArgumentError, InputError, PragmaError
 
 PUBLIC = ("autotune", "autotune_shapes", "bench", "ceilings", "default_out", "explain", "init",
           "llm_config", "load", "profile", "shapes_of", "triage", "tune")
@@ -47,6 +47,8 @@ def test_every_public_function_checks_its_first_argument(name):
     (lambda: api.bench("k.cu", params={"BLOCK": [1]}), "'params' takes a dict of str to"),
     (lambda: api.tune("k.cu", progress="quiet"), "'progress' takes a callable"),
     (lambda: api.bench("k.cu", bogus=1), "bench(): got an unexpected keyword argument"),
+    (lambda: api.AutotuneOptions(budget="20"),  # type: ignore[arg-type]
+     "AutotuneOptions(): field 'budget' takes int, not str '20'"),
 ])
 def test_wrong_arguments_fail_at_the_call(call, words):
     with pytest.raises(ArgumentError, match=re.escape(words)):

@@ -5,6 +5,7 @@ packages with an upward import and a cycle."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,65 @@ def test_no_import_cycle_between_packages() -> None:
     assert arch.cycles(arch.imports(arch.ROOT / "pragma_ncu")) == []
 
 
+def test_no_import_circle_inside_a_package() -> None:
+    assert arch.circles(arch.imports(arch.ROOT / "pragma_ncu")) == []
+
+
+def test_a_targets_package_is_only_its_docstring() -> None:
+    """Its package module sits at the bottom layer (a data package for importlib.resources
+    refers to it from any layer), so it must hold nothing that could reach up."""
+    for name, path in arch.modules(arch.ROOT / "pragma_ncu").items():
+        if arch.matches(name, "backends.*") and path.name == "__init__.py":
+            body = ast.parse(path.read_text()).body
+            assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+                       for n in body), f"pragma_ncu/{name.replace('.', '/')}/__init__.py"
+
+
+def test_the_worker_names_no_target() -> None:
+    """The worker serves whichever side its command line names (`--side MODULE`): nothing in
+    worker/ refers to a target's modules, by import or by string."""
+    named = [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})"
+             for i in arch.imports(arch.ROOT / "pragma_ncu")
+             if (i.module == "worker" or arch.matches(i.module, "worker.**"))
+             and (i.target == "backends" or i.target.startswith("backends."))]
+    assert not named, named
+
+
+def test_only_a_targets_folder_names_it() -> None:
+    """A target is one folder and one registration: outside backends/<name>/, only the
+    registry (its `target` module, on first use) and backends.builtin (its `rules` module)
+    refer to a target's modules; everything else goes through the Target contract."""
+    known = arch.modules(arch.ROOT / "pragma_ncu")
+    folders = {name for name, path in known.items()
+               if arch.matches(name, "backends.*") and path.name == "__init__.py"}
+    assert {"backends.cuda", "backends.cpu"} <= folders
+    allowed = {("backends", arch.DYNAMIC), ("backends.builtin", arch.DYNAMIC)}
+    named = [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})"
+             for i in arch.imports(arch.ROOT / "pragma_ncu")
+             for folder in folders
+             if (i.target == folder or i.target.startswith(folder + "."))
+             and not (i.module == folder or i.module.startswith(folder + "."))
+             and (i.module, i.how) not in allowed]
+    assert not named, named
+
+
+def test_above_the_backends_nothing_branches_on_a_target_name() -> None:
+    """The API, the loop, triage, report and the conductor ask a target (or a collector, or
+    a source's suffix) what it does; none compares anything with a built-in target's name."""
+    from pragma_ncu.backends.builtin import BUILTIN
+
+    found = []
+    for name, path in arch.modules(arch.ROOT / "pragma_ncu").items():
+        if arch.layer_of(name).number not in (2, 3) or name.startswith("backends"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(c, ast.Constant) and c.value in BUILTIN
+                    for c in (node.left, *node.comparators)):
+                found.append(f"pragma_ncu.{name} line {node.lineno}")
+    assert not found, found
+
+
 def test_architecture_md_shows_the_table_the_test_checks() -> None:
     text = DOC.read_text()
     shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
@@ -53,7 +113,7 @@ def test_the_checker_finds_an_upward_import(tmp_path: Path) -> None:
     pkg = package(tmp_path, {
         "spec.py": "from pragma_ncu.search import space\n",  # layer 8 -> 5: upward
         "search/__init__.py": "",
-        "search/space.py": "import pragma_ncu.spec\n",  # 5 -> 8: fine
+        "search/space.py": "import pragma_ncu.spec.model\n",  # 5 -> 8: fine
         "loop/__init__.py": "",
         "loop/rounds.py": "def f():\n    from pragma_ncu.cli import main\n",  # local, 2 -> 1
         "cli/__init__.py": "", "cli/main.py": "",
@@ -64,8 +124,8 @@ def test_the_checker_finds_an_upward_import(tmp_path: Path) -> None:
         (v.importer, v.imported) for v in found) == [("loop.rounds", "cli.main"),
                                                       ("spec", "search.space")]
     text = "\n".join(sorted(map(str, found)))
-    assert "pragma_ncu.spec (layer 8, spec and the nouns every stage shares) imports " \
-           "pragma_ncu.search.space (layer 5" in text
+    assert "pragma_ncu.spec (layer 8, spec, measure, infra: the nouns every stage shares) " \
+           "imports pragma_ncu.search.space (layer 5" in text
     assert "pragma_ncu.loop.rounds (layer 2" in text and "at line 2" in text
 
 
@@ -98,3 +158,39 @@ def test_a_backend_is_held_to_each_of_its_modules_layers(tmp_path: Path) -> None
 def test_a_module_without_a_layer_is_named() -> None:
     with pytest.raises(KeyError, match="pragma_ncu.nowhere has no layer"):
         arch.layer_of("nowhere")
+
+
+def test_the_checker_reads_strings_and_importlib(tmp_path: Path) -> None:
+    pkg = package(tmp_path, {
+        "worker/__init__.py": "",
+        "worker/serve.py": 'SIDE = "pragma_ncu.backends.cuda.session"\n',  # 7 -> 2: upward
+        "backends/__init__.py": "", "backends/cuda/__init__.py": "",
+        "backends/cuda/session.py": "", "backends/cuda/target.py": "",
+        "spec.py": ('import importlib\n'
+                    'def rules(name):\n'  # 8 -> 2, through a name made at run time
+                    '    return importlib.import_module(f"pragma_ncu.backends.{name}.target")\n'),
+        "search/__init__.py": "",
+        "search/space.py": ('"""pragma_ncu.backends.cuda.target says so."""\n'  # prose
+                            'X = "-m pragma_ncu.worker.serve"\n'),  # no module by itself
+    })
+    found = arch.upward(arch.imports(pkg))
+    assert sorted((v.importer, v.imported) for v in found) == [
+        ("spec", "backends.cuda.target"), ("worker.serve", "backends.cuda.session")]
+
+
+def test_the_checker_finds_a_circle_inside_a_package(tmp_path: Path) -> None:
+    pkg = package(tmp_path, {
+        "loop/__init__.py": "",
+        "loop/rounds.py": "def f():\n    from pragma_ncu.loop import moves\n",  # local
+        "loop/moves.py": "from pragma_ncu.loop.rounds import f\n",
+        "search/__init__.py": "",
+        "search/table.py": "from pragma_ncu.search import vllm\n",
+        "search/vllm.py": "from pragma_ncu.search.table import X\n",
+        "report/__init__.py": "",  # an annotation only: no circle
+        "report/a.py": "from pragma_ncu.report import b\n",
+        "report/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                        "    from pragma_ncu.report import a\n"),
+    })
+    found = list(arch.imports(pkg))
+    assert arch.circles(found) == [("loop.moves", "loop.rounds"), ("search.table", "search.vllm")]
+    assert arch.cycles(found) == []  # one package each: no cycle between packages

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import build as builds
-from pragma_ncu.build import BuildCache, BuildResult, cached_build, read_depfile
+from pragma_ncu.build import compile as builds
+from pragma_ncu.build.compile import BuildCache, BuildResult, cached_build, read_depfile
 
 
 def edit(path: Path, text: str) -> None:
@@ -111,8 +111,8 @@ def test_a_damaged_manifest_is_a_miss_not_an_error(tmp_path: Path, damage: str) 
 def test_the_compilers_environment_is_in_the_key(tmp_path: Path) -> None:
     """NVCC_APPEND_FLAGS, CPATH, ... change what a compiler builds without a flag of ours."""
     from pragma_ncu.backends.cpu.build import CompilerInfo, cache_key
-    from pragma_ncu.build import BuildRequest
-    from pragma_ncu.settings import load_settings
+    from pragma_ncu.build.compile import BuildRequest
+    from pragma_ncu.infra.settings import load_settings
 
     env = {"HOME": str(tmp_path), "NVCC_APPEND_FLAGS": "-G", "CPATH": "/opt/inc", "OTHER": "x"}
     assert load_settings(env).compiler_env == (("NVCC_APPEND_FLAGS", "-G"),

@@ -10,14 +10,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu.backends.cuda.bench import BenchReport, BenchRow
-from pragma_ncu.build import BuildResult, KernelResources
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling, cached_compute_for_device, write_cache
+from pragma_ncu.backends.results import BenchReport, BenchRow
+from pragma_ncu.build.compile import BuildResult, KernelResources
 from pragma_ncu.cli.main import cli
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.measure.ceilings import (
+    Ceiling,
+    ComputeCeiling,
+    cached_compute_for_device,
+    write_cache,
+)
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.report import bench as render
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.spec.file import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 H200 = {"fp32_fma": 60.0e12, "fp64_fma": 30.0e12, "fp16_tensor": 500.0e12,
@@ -87,8 +92,8 @@ def test_bench_judges_a_gemm_against_the_fp32_ceiling():
 
 
 def test_the_ceilings_table_sets_each_measured_rate_beside_the_datasheet():
-    from pragma_ncu.ceilings import datasheet_for
-    from pragma_ncu.cli.knowledge_cmd import load_compendium
+    from pragma_ncu.api import compendium as load_compendium
+    from pragma_ncu.measure.ceilings import datasheet_for
     from pragma_ncu.report.ceilings import ceiling_rows
 
     sheet = datasheet_for("NVIDIA H200", load_compendium())

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.infra.resources import data_path
 from pragma_ncu.knowledge.compendium import Compendium, load_curated, name_candidates
 from pragma_ncu.knowledge.docs import main as docs_main
 from pragma_ncu.knowledge.docs import render_all, stale_docs, write_docs
 from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry
-from pragma_ncu.resources import data_path
 
 KNOWLEDGE = data_path("knowledge")
 

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor import analysis as explain
 from pragma_ncu.conductor.accept import accept
 from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.records import Decision, KernelState, RangeChange
+from pragma_ncu.measure.records import Decision, KernelState, RangeChange
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.results import FASTER, Retest, ShapeTime
-from pragma_ncu.spec import Param
+from pragma_ncu.spec.model import Param
 from tests.fakes.timings import Noise
 from tests.fakes.timings import retest as timed
 from tests.fakes.tune import load_profile

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.backends import diagnose
+from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor.analysis import DELTAS, is_metric
 from pragma_ncu.conductor.rules import Policy, Situation, decide
 from pragma_ncu.conductor.state import KEY_METRICS, with_profile
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.records import KernelState
+from pragma_ncu.measure.records import KernelState
 from tests.fakes.tune import FIXTURES, load_profile
 
 PROFILES = sorted(p.name for p in (FIXTURES / "profiles").iterdir()

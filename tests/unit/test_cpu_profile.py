@@ -33,9 +33,9 @@ from pragma_ncu.backends.cpu.collect.normalize import (
     is_kernel_function,
     topdown_name,
 )
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
 from pragma_ncu.profile.profiles import profile_from_json
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cpu"
 CC = shutil.which("cc") or shutil.which("gcc")

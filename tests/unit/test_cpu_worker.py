@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.backends.cpu.worker.host import cache_sizes, parse_size
-from pragma_ncu.measurement import Measurement, Status
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.pool.runner import HostInfo, Runner
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -32,7 +33,7 @@ from pragma_ncu.worker.protocol import (
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = [sys.executable, "-m", "pragma_ncu.worker", "--cpu"]
+WORKER = serve.command(sys.executable, "pragma_ncu.backends.cpu.worker")
 N = 1000  # not a multiple of any vector width
 LAUNCH = ResolvedLaunch((1, 1, 1), (1, 1, 1), 0)  # ignored on the CPU
 

@@ -1,4 +1,4 @@
-"""A task described in Python (`pragma_ncu.describe`) is the TaskSpec its TOML twin gives, goes
+"""A task described in Python (`pragma_ncu.spec.describe`) is the TaskSpec its TOML twin gives, goes
 through the same validator, and works with the library's entry points."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 
 from pragma_ncu.backends.cuda.bench import run_bench
 from pragma_ncu.backends.cuda.worker import worker_command
-from pragma_ncu.describe import Arg, task_spec
-from pragma_ncu.errors import SpecError
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.pool.runner import Runner
+from pragma_ncu.spec.describe import Arg, task_spec
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker.reference import load_function
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ def test_a_function_of_the_script_being_run_is_loaded_by_its_path(tmp_path: Path
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from pragma_ncu.describe import Arg, task_spec
+        from pragma_ncu.spec.describe import Arg, task_spec
 
         def ref(x, n):
             return 2 * x + 1

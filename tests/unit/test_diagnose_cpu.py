@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.backends import diagnose
+from pragma_ncu.backends import diagnose_in
 from pragma_ncu.backends.cpu import diagnosis as cpu
 from pragma_ncu.backends.cpu.collect.cachegrind import parse
+from pragma_ncu.backends.cpu.diagnosis import diagnose_cpu as diagnose
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Metric, SourceLine, profile_from_json
@@ -86,7 +87,7 @@ def test_a_recorded_ncu_profile_stays_on_the_gpu_path(comp: Compendium) -> None:
     profile = profile_from_json(json.loads(gzip.decompress(path.read_bytes())))
     for k in profile.kernels:
         assert not cpu.is_cpu(k)
-        d = diagnose(k, comp)
+        d = diagnose_in(profile, k, comp)
         assert d.classification not in ("frontend_bound", "backend_memory", "backend_core",
                                         "bad_speculation", "retiring")
         assert d.roofline.duration_ns and d.roofline.duration_ns > 0

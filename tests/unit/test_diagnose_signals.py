@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.backends import diagnose
-from pragma_ncu.backends.cuda.diagnosis import coverage
+from pragma_ncu.backends.cuda.diagnosis import coverage, diagnose
 from pragma_ncu.backends.cuda.diagnosis.quantities import QUANTITIES
 from pragma_ncu.backends.cuda.diagnosis.signals import Signals, stalls
 from pragma_ncu.diagnose import causality

@@ -1,12 +1,12 @@
-"""Unit tests for pragma_ncu.dtypes: names, aliases, bf16 conversion, reference dtypes."""
+"""Unit tests for pragma_ncu.spec.dtypes: names, aliases, bf16 conversion, reference dtypes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pragma_ncu import dtypes
-from pragma_ncu.dtypes import bf16_to_f32, f32_to_bf16, lookup, to_reference
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.dtypes import bf16_to_f32, f32_to_bf16, lookup, to_reference
 
 
 def f32(bits: int) -> np.float32:

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import pragma_ncu
-from pragma_ncu import errors
 from pragma_ncu.cli.common import ContractGroup
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import ExitStatus, exit_status
+from pragma_ncu.infra import errors
+from pragma_ncu.infra.errors import ExitStatus, exit_status
 from pragma_ncu.profile.read import ReportError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_a_tune_resume_without_a_store_is_bad_input_and_creates_none(tmp_path):
 def _run(built: bool = True, device: bool = True, status: str | None = "ok",
          collected: str | None = None) -> SimpleNamespace:
     from pragma_ncu.backends.cuda.collect import CollectStatus
-    from pragma_ncu.measurement import Status
+    from pragma_ncu.measure.measurement import Status
 
     return SimpleNamespace(
         profile=None, build=SimpleNamespace(ok=built), device=object() if device else None,
@@ -192,9 +192,9 @@ def _run(built: bool = True, device: bool = True, status: str | None = "ok",
     (_run(collected="timeout"), errors.ToolchainError, 3),
 ])
 def test_what_stopped_a_profile_decides_profile_and_explain(run, kind, status):
-    from pragma_ncu.backends.cuda.profiling import ProfileRun
+    from pragma_ncu.backends.cuda.profiling import failure_of
     from pragma_ncu.report.profile import exit_code
 
-    run.failure_kind = lambda: ProfileRun.failure_kind(run)
+    run.failure_kind = lambda: failure_of(run)
     assert run.failure_kind() is kind
     assert exit_code(run) == status

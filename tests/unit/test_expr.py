@@ -1,4 +1,4 @@
-"""Unit tests for pragma_ncu.expr: the safe evaluator of spec expressions."""
+"""Unit tests for pragma_ncu.spec.expr: the safe evaluator of spec expressions."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from pragma_ncu import expr
-from pragma_ncu.errors import ExpressionError
+from pragma_ncu.infra.errors import ExpressionError
+from pragma_ncu.spec import expr
 
 ENV = {"T": 37, "d": 1001, "BLOCK": 256, "eps": 0.5, "flag": True}
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra.errors import InputError
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.profile.read import read_launches, read_report
-from pragma_ncu.settings import load_settings
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402

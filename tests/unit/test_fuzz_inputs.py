@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pragma_ncu import api
-from pragma_ncu import task as tasks
+from pragma_ncu.build import task as tasks
 from pragma_ncu.coder.reply import ReplyError, parse_reply
 from pragma_ncu.draft import draft_spec
-from pragma_ncu.errors import InputError
-from pragma_ncu.specfile import load_spec, parse_spec
+from pragma_ncu.infra.errors import InputError
+from pragma_ncu.spec.file import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_BYTES = (ROOT / "examples" / "faults" / "scale.toml").read_bytes()

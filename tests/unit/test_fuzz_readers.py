@@ -23,10 +23,10 @@ from click.testing import CliRunner, Result
 
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import InputError, PragmaError, ToolchainError
+from pragma_ncu.infra.errors import InputError, PragmaError, ToolchainError
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import Store
 from pragma_ncu.profile.read import read_launches, read_report
-from pragma_ncu.settings import load_settings
-from pragma_ncu.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 SILU = ROOT / "tests" / "fixtures" / "profiles" / "silu_and_mul"

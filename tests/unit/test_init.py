@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from pragma_ncu.cli.main import cli
 from pragma_ncu.draft import draft_spec, write_draft
 from pragma_ncu.draft.infer import KernelDraft, knob_value
-from pragma_ncu.errors import DraftError, SpecError
-from pragma_ncu.specfile import load_spec, placeholders
+from pragma_ncu.infra.errors import DraftError, SpecError
+from pragma_ncu.spec.file import load_spec, placeholders
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from pragma_ncu import backends
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
 from pragma_ncu.cli.main import cli
-from pragma_ncu.measurement import Status
-from pragma_ncu.settings import load_settings
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.spec.file import load_spec
 from tests.draft_fill import fill
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")

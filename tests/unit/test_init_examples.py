@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.draft import draft_spec
-from pragma_ncu.errors import DraftError
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import load_spec, parse_spec, placeholders
+from pragma_ncu.infra.errors import DraftError
+from pragma_ncu.spec.file import load_spec, parse_spec, placeholders
+from pragma_ncu.spec.model import TaskSpec
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

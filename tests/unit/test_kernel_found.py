@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu import api
-from pragma_ncu.build import compiler_excerpt
+from pragma_ncu.build.compile import compiler_excerpt
 from pragma_ncu.draft import check_kernel
-from pragma_ncu.errors import InputError, KernelNotFound
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.infra.errors import InputError, KernelNotFound
+from pragma_ncu.spec.file import load_spec
 
 CUDA = """#include <cuda_fp16.h>
 // typo_kernel appears in this comment only
@@ -129,7 +129,7 @@ def test_the_compilers_first_error_lines_are_kept() -> None:
 
 
 def test_a_kernel_file_that_is_not_there_is_an_input_error(tmp_path: Path) -> None:
-    from pragma_ncu.errors import SourceError
+    from pragma_ncu.infra.errors import SourceError
 
     with pytest.raises(SourceError, match="kernel file not found"):
         api.load(tmp_path / "none.cu")

@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pragma_ncu.cli.knowledge_build_cmd import build
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.settings import Settings, load_settings
 from pragma_ncu.knowledge.adapters import ADAPTERS, select_adapters
 from pragma_ncu.knowledge.compendium import generated_compendium_path
 from pragma_ncu.knowledge.extract import ncu_metric_names
@@ -26,8 +28,6 @@ from pragma_ncu.knowledge.schema import MetricEntry, entry_from_dict
 from pragma_ncu.knowledge.segments import Segment, SegmentSummary
 from pragma_ncu.knowledge.sources import CommandResult, CrawlContext
 from pragma_ncu.knowledge.summarize import LLMSummarizer, RuleSummarizer
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.settings import Settings, load_settings
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "knowledge"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import SpecError
+from pragma_ncu.infra.errors import SpecError
 from pragma_ncu.knowledge.adapters import ADAPTERS, adapter_names, select_adapters
 from pragma_ncu.knowledge.htmltext import html_sections, split_long
 from pragma_ncu.knowledge.ncu_sources import (

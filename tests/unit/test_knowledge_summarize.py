@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import LLMBadReply
+from pragma_ncu.infra.errors import LLMBadReply
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
 from pragma_ncu.knowledge import extract
 from pragma_ncu.knowledge.schema import BOTTLENECKS
 from pragma_ncu.knowledge.segments import Segment, SegmentSummary
 from pragma_ncu.knowledge.summarize import LLMSummarizer, RuleSummarizer, notes_from_reply
-from pragma_ncu.llm import LLMClient, LLMConfig
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
 METRIC = Segment.make("ncu-metrics", "ncu", "metric", "dram__bytes_read",

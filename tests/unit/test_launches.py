@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.profile import ncu_dump
 from pragma_ncu.profile.csv_reader import dump_pages
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import LIGHT_METRICS, csv_launches
 from pragma_ncu.profile.read import ReportError, read_csv_file, read_csv_folder, read_launches
-from pragma_ncu.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus" / "default" / "first"
@@ -237,7 +237,7 @@ def test_an_ncu_rep_is_read_light_then_full_through_ncu_report(tmp_path):
     import os
     import stat
 
-    from pragma_ncu.settings import load_settings as settings_from
+    from pragma_ncu.infra.settings import load_settings as settings_from
 
     (tmp_path / "py").mkdir()
     (tmp_path / "py" / "ncu_report.py").write_text(FAKE_NCU_REPORT)

@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.cuda.worker.device_reference import device_reference
 from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory
-from pragma_ncu.errors import SpecError
-from pragma_ncu.measurement import Status
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.spec import ResolvedArg, ResolvedLaunch, ResolvedTask
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.task import reference_spec
+from pragma_ncu.build.task import reference_spec
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import HostInfo, Runner
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.spec.model import ResolvedArg, ResolvedLaunch, ResolvedTask
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -284,8 +285,8 @@ def kdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def cpu_worker(first_on_path: Path) -> Runner:
     env = {**os.environ, "PYTHONPATH": f"{first_on_path}:{ROOT}"}
-    return Runner([sys.executable, "-m", "pragma_ncu.worker", "--cpu"], timeout_s=60, env=env,
-                  describe=HostInfo.from_json)
+    return Runner(serve.command(sys.executable, "pragma_ncu.backends.cpu.worker"), timeout_s=60,
+                  env=env, describe=HostInfo.from_json)
 
 
 def cpu_request(kdir: Path, kind: str, function: str) -> EvalRequest:

@@ -7,15 +7,15 @@ import time
 
 import pytest
 
-from pragma_ncu.errors import LLMBadReply, LLMUnavailable
-from pragma_ncu.llm import (
+from pragma_ncu.infra.errors import LLMBadReply, LLMUnavailable
+from pragma_ncu.infra.llm import (
     LLMClient,
     LLMConfig,
     LLMNoAnswer,
     check_schema,
     extract_json_object,
 )
-from pragma_ncu.settings import load_settings
+from pragma_ncu.infra.settings import load_settings
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
 ASK = [{"role": "system", "content": "answer in JSON"}, {"role": "user", "content": "hello"}]

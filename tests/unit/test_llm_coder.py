@@ -21,9 +21,9 @@ from pragma_ncu.coder.llm_coder import (
 )
 from pragma_ncu.coder.reply import ReplyError, explain_check_error, parse_reply
 from pragma_ncu.coder.variant import Variant, variant_spec
-from pragma_ncu.errors import PragmaError
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.records import Citation, KernelState
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.measure.records import Citation, KernelState
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
 KEY = "sk-test-secret-123"
@@ -559,11 +559,11 @@ def test_overlay_toml_round_trips() -> None:
 
 def nvcc_check(tmp_path: Path) -> Callable[[Variant], str | None]:
     """The loop's check, built from the same pieces: the variant's spec, compiled at defaults."""
-    from pragma_ncu import task
     from pragma_ncu.backends.cuda.build import build
-    from pragma_ncu.build import BuildCache
-    from pragma_ncu.settings import load_settings
-    from pragma_ncu.toolchain import find_nvcc
+    from pragma_ncu.build import task
+    from pragma_ncu.build.compile import BuildCache
+    from pragma_ncu.infra.settings import load_settings
+    from pragma_ncu.infra.toolchain import find_nvcc
 
     spec_path = tmp_path / "axpy.toml"
     spec_path.write_text(SPEC_TEXT)

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from pragma_ncu.cli.log_options import commands, configure
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import LLMUnavailable
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.logs import PACKAGE, RunLog, captured
+from pragma_ncu.infra.errors import LLMUnavailable
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.logs import PACKAGE, RunLog, captured
 from tests.fakes.llm_server import FakeLLMServer, Reply
 
 KEY = "sk-test-0123456789abcdef"  # what must never be logged
@@ -50,18 +50,19 @@ def test_stderr_at_the_verbosity_the_file_at_every_level(
         package: logging.Logger, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     undo = configure(1, tmp_path / "cli.log")
     try:
-        logging.getLogger("pragma_ncu.runner").info("starting the worker: python -m w")
-        logging.getLogger("pragma_ncu.build").debug("nvcc compiled in 0.5 s: nvcc -c k.cu")
-        logging.getLogger("pragma_ncu.progress").info("searching 72 points")  # the display's
+        logging.getLogger("pragma_ncu.pool.runner").info("starting the worker: python -m w")
+        logging.getLogger("pragma_ncu.build.compile").debug("nvcc compiled in 0.5 s: nvcc -c k.cu")
+        logging.getLogger("pragma_ncu.infra.progress").info("searching 72 points")  # the display's
     finally:
         undo()
     err = capsys.readouterr().err
-    assert err == "INFO pragma_ncu.runner: starting the worker: python -m w\n"
+    assert err == "INFO pragma_ncu.pool.runner: starting the worker: python -m w\n"
     text = (tmp_path / "cli.log").read_text()
-    for line in ("INFO pragma_ncu.runner: starting", "DEBUG pragma_ncu.build: nvcc compiled",
-                 "INFO pragma_ncu.progress: searching 72 points"):
+    for line in ("INFO pragma_ncu.pool.runner: starting",
+                 "DEBUG pragma_ncu.build.compile: nvcc compiled",
+                 "INFO pragma_ncu.infra.progress: searching 72 points"):
         assert line in text
-    logging.getLogger("pragma_ncu.runner").warning("after the command")
+    logging.getLogger("pragma_ncu.pool.runner").warning("after the command")
     assert "after the command" not in (tmp_path / "cli.log").read_text()
 
 
@@ -69,11 +70,11 @@ def test_without_verbose_only_warnings_reach_stderr(package: logging.Logger,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     undo = configure(0, None)
     try:
-        logging.getLogger("pragma_ncu.llm").info("LLM request")
-        logging.getLogger("pragma_ncu.llm").warning("something odd")
+        logging.getLogger("pragma_ncu.infra.llm").info("LLM request")
+        logging.getLogger("pragma_ncu.infra.llm").warning("something odd")
     finally:
         undo()
-    assert capsys.readouterr().err == "WARNING pragma_ncu.llm: something odd\n"
+    assert capsys.readouterr().err == "WARNING pragma_ncu.infra.llm: something odd\n"
 
 
 def test_a_log_file_that_cannot_be_written_is_bad_input(tmp_path: Path) -> None:
@@ -114,7 +115,7 @@ def test_capturing_lowers_no_applications_level(package: logging.Logger, tmp_pat
     try:
         with captured(run_log):
             run_log.open(tmp_path / "run.log")
-            logging.getLogger("pragma_ncu.llm").debug("the whole prompt")
+            logging.getLogger("pragma_ncu.infra.llm").debug("the whole prompt")
             logging.getLogger("pragma_ncu.pool").warning("gpu1 dropped")
     finally:
         run_log.close()

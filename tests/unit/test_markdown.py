@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pragma_ncu import markdown as md
 from pragma_ncu.api import explain, triage
-from pragma_ncu.records import RoundRecord
+from pragma_ncu.infra.store import RunRow
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.traces import Trace
+from pragma_ncu.report import markdown as md
 from pragma_ncu.report.diagnosis import explain_markdown
-from pragma_ncu.report.trace import Trace, render_markdown
-from pragma_ncu.store import RunRow
-from pragma_ncu.triage.overview import overview_markdown
-from pragma_ncu.triage.render import report_markdown
+from pragma_ncu.report.trace import render_markdown
+from pragma_ncu.report.triage import report_markdown
+from pragma_ncu.report.triage_overview import overview_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

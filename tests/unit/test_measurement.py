@@ -1,4 +1,5 @@
-"""Unit tests for pragma_ncu.measurement: check classification and the Measurement record."""
+"""Unit tests for pragma_ncu.measure.measurement: check classification and the Measurement
+record."""
 
 from __future__ import annotations
 
@@ -6,8 +7,14 @@ import json
 
 import pytest
 
-from pragma_ncu.measurement import CheckRound, Measurement, OutputCheck, Status, classify_check
-from pragma_ncu.stats import summarize
+from pragma_ncu.measure.measurement import (
+    CheckRound,
+    Measurement,
+    OutputCheck,
+    Status,
+    classify_check,
+)
+from pragma_ncu.measure.stats import summarize
 
 
 def out(name: str = "y", numel: int = 1000, bad: int = 0, unwritten: int = 0, **kw) -> OutputCheck:

@@ -12,7 +12,7 @@ import pytest
 from pragma_ncu.coder.moves import MOVES, Applied
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker.reference import load_function, run_numpy_reference
 from tests.fakes.tuner import H200_LIMITS
 

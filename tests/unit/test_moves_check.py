@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 from tests.unit.test_moves_loop import run
 
 ROOT = Path(__file__).resolve().parents[2]

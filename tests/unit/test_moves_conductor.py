@@ -23,8 +23,8 @@ from pragma_ncu.conductor.rules import (
 )
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.loop.moves import hot_lines, options_of
-from pragma_ncu.records import Decision, KernelState, MoveChoice, RangeChange
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.spec.file import load_spec
 from tests.corpus_eval import EXPECTED, collection, knowledge
 from tests.fakes.tuner import H200_LIMITS
 

@@ -11,13 +11,14 @@ from typing import Any
 
 from pragma_ncu import loop
 from pragma_ncu.conductor.rules import Policy
-from pragma_ncu.loop.rounds import Context, State, TuneOptions
-from pragma_ncu.measurement import Status
-from pragma_ncu.report.trace import load_trace, render_html, render_markdown
+from pragma_ncu.infra.store import Store
+from pragma_ncu.loop.context import Context, State, TuneOptions
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.measure.traces import load_trace
+from pragma_ncu.report.trace import render_html, render_markdown
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.results import Budget, Evaluation
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.store import Store
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.tune import SimBackend, load_profile, text_hash
 from tests.fakes.tuner import measurement
 from tests.unit.test_tune_loop import compendium

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.pool.workers import PoolError, same_uuid
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.parallel import PooledEvaluator

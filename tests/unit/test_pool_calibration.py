@@ -137,7 +137,7 @@ def test_the_gpu_check_table_reads_what_autotune_writes(tmp_path: Path, capsys) 
 def test_the_gpu_check_runs_a_space_and_an_incumbent_that_exist() -> None:
     import re
 
-    from pragma_ncu.specfile import load_spec, spec_path_for
+    from pragma_ncu.spec.file import load_spec, spec_path_for
 
     script = (ROOT / "tools" / "gpu_calibration_check.sh").read_text()
     kernel = ROOT / re.search(r"--kernel (\S+)", script).group(1)

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import NoGPUError
+from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.ray_workers import STAGE, Shipper, localize
 from pragma_ncu.pool.workers import WorkerDevice
@@ -216,7 +216,7 @@ class _FakeActor:
 
 def test_a_lost_ray_actor_is_a_crash_of_its_point_and_a_new_actor_takes_over(
         tmp_path: Path) -> None:
-    from pragma_ncu.measurement import Status
+    from pragma_ncu.measure.measurement import Status
     from pragma_ncu.pool.ray_workers import RayRunner
     from pragma_ncu.pool.workers import Slot
     from tests.fakes.requests import fake_request
@@ -228,7 +228,8 @@ def test_a_lost_ray_actor_is_a_crash_of_its_point_and_a_new_actor_takes_over(
                     req.task, req.reference, req.check, req.timing)
     ok = {"status": "ok", "shape": "odd", "message": ""}
     ray = _FakeRay(ok)
-    runner = RayRunner(ray, Slot("cpu0"), cpu=True, timeout_s=5, describe=lambda d: d["name"])
+    runner = RayRunner(ray, Slot("cpu0"), cpu=True, timeout_s=5, describe=lambda d: d["name"],
+                       worker_args=("-m", "pragma_ncu.worker", "--side", "cpu_side"))
     assert runner.hello() == "Fake CPU" and runner.host == "node-a"
     assert runner.evaluate(req).status is Status.OK
     assert len(ray.actors[0].files[0]) == 1  # the cubin, once for harness and candidate

@@ -13,7 +13,7 @@ import pytest
 
 from pragma_ncu.cli import display
 from pragma_ncu.cli.display import Live, Plain, progress_display
-from pragma_ncu.progress import (
+from pragma_ncu.infra.progress import (
     Advance,
     Begin,
     End,
@@ -25,10 +25,10 @@ from pragma_ncu.progress import (
     notes,
 )
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # anything but a newline and a tab
@@ -148,8 +148,8 @@ def test_a_disabled_display_is_no_display() -> None:
 
 def test_log_lines_are_written_above_the_bars() -> None:
     out = _Terminal()
-    display.write("INFO pragma_ncu.runner: starting the worker", out)
-    assert out.getvalue() == "INFO pragma_ncu.runner: starting the worker\n"
+    display.write("INFO pragma_ncu.pool.runner: starting the worker", out)
+    assert out.getvalue() == "INFO pragma_ncu.pool.runner: starting the worker\n"
 
 
 def test_a_search_reports_its_points_of_how_many_and_its_best(tmp_path: Path) -> None:

@@ -1,14 +1,19 @@
-"""Unit tests for pragma_ncu.worker.protocol: EvalRequest survives the JSON trip to the worker."""
+"""Unit tests for pragma_ncu.worker.protocol: EvalRequest survives the JSON trip to the worker;
+and the worker serves the side its command line names."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -24,6 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 SILU = REPO / "examples" / "silu_and_mul.toml"
 EXAMPLES = sorted((REPO / "examples").glob("*.toml")) + sorted(
     (REPO / "examples" / "faults").glob("*.toml"))
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wire(req: EvalRequest) -> dict:
@@ -128,3 +135,25 @@ def test_every_example_task_round_trips(path):
         task = spec.resolve(shape)
         back = task_from_dict(json.loads(json.dumps(make_request(task).to_message()))["task"])
         assert back == task
+
+
+def test_the_worker_serves_the_side_its_command_line_names(tmp_path: Path) -> None:
+    """Every target's side is served the same way, by module: the worker knows none."""
+    (tmp_path / "echo_side.py").write_text(
+        "class Echo:\n"
+        "    def hello(self):\n        return {'ok': True, 'device': {'name': 'echo'}}\n"
+        "    def handle(self, op, message):\n"
+        "        return {'ok': True, 'op': op} if op == 'echo' else None\n"
+        "def make_side():\n    return Echo()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    requests = "\n".join(json.dumps(m) for m in ({"op": "hello"}, {"op": "echo"},
+                                                 {"op": "nope"}, {"op": "exit"})) + "\n"
+    done = subprocess.run(serve.command(sys.executable, "echo_side"), input=requests,
+                          capture_output=True, text=True, env=env, timeout=60)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and answers[0]["device"] == {"name": "echo"}
+    assert answers[1] == {"ok": True, "op": "echo"} and "unknown op" in answers[2]["error"]
+    assert serve.side_module(["--side", "echo_side"]) == "echo_side"
+    bare = subprocess.run([sys.executable, "-m", "pragma_ncu.worker"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert bare.returncode == 2 and "--side MODULE" in bare.stderr  # no default side

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from pragma_ncu.search.space import Space
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.spec.file import load_spec, spec_path_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

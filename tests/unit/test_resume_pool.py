@@ -13,8 +13,8 @@ import pytest
 
 from pragma_ncu import api
 from pragma_ncu.backends.base import PoolRequest
+from pragma_ncu.infra.store import Store
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
-from pragma_ncu.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "examples" / "templated" / "silu_and_mul.cu"

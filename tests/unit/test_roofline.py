@@ -7,7 +7,7 @@ import pytest
 
 from pragma_ncu.conductor.rules import Policy, decide
 from pragma_ncu.conductor.state import kernel_state, roofline_fraction
-from pragma_ncu.roofline import MEMORY, ComputeRate, attainable
+from pragma_ncu.measure.roofline import MEMORY, ComputeRate, attainable
 from pragma_ncu.search.results import Retest, ShapeTime
 from tests.unit.test_conductor import situation
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from pragma_ncu import api, backends, loop
 from pragma_ncu.cli.main import cli
-from pragma_ncu.errors import InputError, KernelFailure
-from pragma_ncu.store import Store
+from pragma_ncu.infra.errors import InputError, KernelFailure
+from pragma_ncu.infra.store import Store
 from tests.fakes.toy_backend import TARGET
 
 KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.errors import NoGPUError, WorkerProtocolError
-from pragma_ncu.measurement import Status
-from pragma_ncu.runner import Runner
+from pragma_ncu.infra.errors import NoGPUError, WorkerProtocolError
+from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.runner import Runner
+from pragma_ncu.worker import serve
 from tests.fakes.requests import fake_request as request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_real_worker_without_a_device_says_so(monkeypatch: pytest.MonkeyPatch) -
     import os
 
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "pragma_ncu.worker"]
+    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
     with Runner(command, timeout_s=60, env=env) as runner, pytest.raises(NoGPUError):
         runner.hello()
 

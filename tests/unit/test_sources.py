@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import sources
-from pragma_ncu.errors import InputError, SourceError
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import InputError, SourceError
 
 LATIN1 = b"// caf\xe9, 5 \xb5s per call\nextern \"C\" __global__ void k(float* y) { y[0] = 1.f; }\n"
 
@@ -62,7 +62,7 @@ def test_threads_writing_the_same_file_at_once_do_not_trip_over_each_other(tmp_p
     its temporary file already moved by another's, an internal error that ended the run)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from pragma_ncu import sources
+    from pragma_ncu.infra import sources
 
     path = tmp_path / "k.cu"
     text = "__global__ void k() {}\n" * 2000

@@ -1,4 +1,4 @@
-"""Unit tests for pragma_ncu.specfile (TOML -> TaskSpec) and pragma_ncu.spec (resolve)."""
+"""Unit tests for pragma_ncu.spec.file (TOML -> TaskSpec) and pragma_ncu.spec.model (resolve)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import dtypes
-from pragma_ncu.errors import SpecError
-from pragma_ncu.spec import Init, Param, Role, Shape
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.file import load_spec, spec_path_for
+from pragma_ncu.spec.model import Init, Param, Role, Shape
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.toml")) + sorted(
@@ -704,8 +704,8 @@ def test_resolve_rejects_negative_dims(tmp_path):
     ("[kernel]", "nmae"), ("[launch]", "blocks"), ("[metrics]", "byte"), ("[reference]", "fn"),
 ])
 def test_misspelled_key_is_rejected(tmp_path, table, bad):
-    from pragma_ncu.errors import SpecError
-    from pragma_ncu.specfile import load_spec
+    from pragma_ncu.infra.errors import SpecError
+    from pragma_ncu.spec.file import load_spec
 
     text = (REPO / "examples" / "faults" / "scale.toml").read_text()
     if table not in text:
@@ -719,8 +719,8 @@ def test_misspelled_key_is_rejected(tmp_path, table, bad):
 
 
 def test_misspelled_arg_and_tolerance_keys(tmp_path):
-    from pragma_ncu.errors import SpecError
-    from pragma_ncu.specfile import load_spec
+    from pragma_ncu.infra.errors import SpecError
+    from pragma_ncu.spec.file import load_spec
 
     base = (REPO / "examples" / "faults" / "scale.toml").read_text()
     for old, new, field in (('role = "input"', 'role = "input"\nshpae = ["n"]', "args[0].shpae"),

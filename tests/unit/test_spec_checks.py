@@ -10,11 +10,11 @@ from typing import Any, cast
 import pytest
 
 from pragma_ncu.api.common import shapes_of
-from pragma_ncu.errors import InputError, SpecError
-from pragma_ncu.runner import HostInfo, Runner
-from pragma_ncu.settings import load_settings
-from pragma_ncu.spec import MEMORY_LIMIT_BYTES, Memory, Shape
-from pragma_ncu.specfile import check_shapes, load_spec
+from pragma_ncu.infra.errors import InputError, SpecError
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.pool.runner import HostInfo, Runner
+from pragma_ncu.spec.file import check_shapes, load_spec
+from pragma_ncu.spec.model import MEMORY_LIMIT_BYTES, Memory, Shape
 from pragma_ncu.worker.guards import GUARD_BYTES, worker_memory
 
 SPEC = """

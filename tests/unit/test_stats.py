@@ -1,4 +1,4 @@
-"""Unit tests for pragma_ncu.stats: robust timing summaries and two-sample ratios."""
+"""Unit tests for pragma_ncu.measure.stats: robust timing summaries and two-sample ratios."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 import numpy as np
 import pytest
 
-from pragma_ncu.stats import (
+from pragma_ncu.measure.stats import (
     RatioEstimate,
     TimingStats,
     beats,

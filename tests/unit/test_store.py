@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.store import Store, StoreError, source_hash
+from pragma_ncu.infra.store import Store, StoreError, source_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def test_a_killed_writer_leaves_a_file_that_resumes(tmp_path: Path) -> None:
         import os, signal, sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from pragma_ncu.store import Store
+        from pragma_ncu.infra.store import Store
         store = Store.open(Path({str(path)!r}))
         run = store.create_run("k", "k.toml", {{}})
         store.begin_round(run, 0)

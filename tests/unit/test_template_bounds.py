@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from pragma_ncu.errors import TemplateError
-from pragma_ncu.kernel_template import render_jinja
+from pragma_ncu.infra.errors import TemplateError
+from pragma_ncu.spec.template import render_jinja
 
 
 def test_ordinary_templates_render_as_before() -> None:

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pragma_ncu.cli.trace_cmd import trace_command
-from pragma_ncu.markdown import fence
-from pragma_ncu.records import (
+from pragma_ncu.infra.store import Store, StoreError
+from pragma_ncu.measure.records import (
     Bullet,
     Citation,
     Decision,
@@ -23,10 +23,11 @@ from pragma_ncu.records import (
     RangeChange,
     RoundRecord,
 )
+from pragma_ncu.measure.traces import load_trace
+from pragma_ncu.report.markdown import fence
 from pragma_ncu.report.trace import (
     Table,
     headline,
-    load_trace,
     md_table,
     render_html,
     render_markdown,
@@ -34,7 +35,6 @@ from pragma_ncu.report.trace import (
     speedup_chart,
     trace_json,
 )
-from pragma_ncu.store import Store, StoreError
 
 SOURCE = "__global__ void k(const float* x, float* y, int n) { if (a<b) y[0] = x[0]; }\n"
 REPAIR = "__global__ void k2(const float4* x, float4* y, int n) { /* tail guarded */ }\n"

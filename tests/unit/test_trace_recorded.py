@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.report.trace import Trace, render_markdown
-from pragma_ncu.store import RunRow
+from pragma_ncu.infra.store import RunRow
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.traces import Trace
+from pragma_ncu.report.trace import render_markdown
 
 TRACES = Path(__file__).resolve().parents[2] / "docs" / "traces"
 RUNS = sorted(TRACES.glob("*.h200.json"))

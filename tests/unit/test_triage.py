@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.knowledge.compendium import Compendium
+from pragma_ncu.measure.stats import summarize
 from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, RuleResult, SourceLine
 from pragma_ncu.profile.read import read_csv_folder
-from pragma_ncu.stats import summarize
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.compare import group_change
 from pragma_ncu.triage.engine import triage

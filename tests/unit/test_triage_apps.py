@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pragma_ncu.cli.main import cli
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.settings import load_settings
 from pragma_ncu.triage.engine import triage
 from pragma_ncu.triage.load import read_side
 from tests.synthetic_app import Launch, noisy, raw_page, write_side

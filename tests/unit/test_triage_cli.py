@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pragma_ncu.cli.main import cli
-from pragma_ncu.stats import summarize
-from pragma_ncu.store import Store
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.stats import summarize
 from pragma_ncu.triage.load import read_timings, timing_path, write_timings
 from pragma_ncu.triage.report import Timing
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
 from pragma_ncu.knowledge.schema import BOTTLENECKS
-from pragma_ncu.specfile import load_spec
+from pragma_ncu.spec.file import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS_DIR = ROOT / "examples" / "regressions"

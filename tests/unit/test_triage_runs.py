@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.store import Store
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.records import RoundRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "docs" / "traces" / "silu_and_mul-template.h200.json"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.settings import load_settings
 from pragma_ncu.triage.engine import triage
 from pragma_ncu.triage.load import read_side
 from tests.corpus_eval import FIXTURES

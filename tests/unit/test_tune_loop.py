@@ -19,23 +19,34 @@ from typing import Any
 
 import pytest
 
-from pragma_ncu import loop
+from pragma_ncu import backends, loop
 from pragma_ncu import loop as session
+from pragma_ncu.backends.base import CompiledSession, Target
+from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.reply import parse_reply
 from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.diagnose.engine import Rules
+from pragma_ncu.diagnose.findings import Diagnosis, Roofline
+from pragma_ncu.infra.llm import LLMClient, LLMConfig
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.infra.store import Store
 from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.llm import LLMClient, LLMConfig
-from pragma_ncu.loop.rounds import Context, TuneOptions, variant_checker
-from pragma_ncu.measurement import Measurement, Status
-from pragma_ncu.records import RoundRecord
-from pragma_ncu.report.trace import load_trace, render_markdown
+from pragma_ncu.loop.context import Context, TuneOptions
+from pragma_ncu.loop.rounds import variant_checker
+from pragma_ncu.measure.ceilings import ComputeCeiling, cache_compute
+from pragma_ncu.measure.measurement import Measurement, Status
+from pragma_ncu.measure.records import RoundRecord
+from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.measure.traces import load_trace
+from pragma_ncu.profile.profiles import KernelProfile
+from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.search.autotune import SearchOptions
-from pragma_ncu.search.replay import load_recording
+from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.search.results import Budget, Evaluation
-from pragma_ncu.specfile import load_spec
-from pragma_ncu.store import Store
+from pragma_ncu.spec.file import load_spec
 from tests.fakes.llm_server import FakeLLMServer, Reply
+from tests.fakes.replay import load_recording
 from tests.fakes.tune import (
     SimBackend,
     failing_at,
@@ -45,6 +56,7 @@ from tests.fakes.tune import (
     text_hash,
     with_status,
 )
+from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATED = ROOT / "examples" / "templated" / "silu_and_mul.toml"
@@ -495,3 +507,59 @@ def test_killed_run_resumes_to_the_same_result(tmp_path: Path, kill_round: int,
     assert [n for n, _, _ in rig.store.decisions(run_id)] == list(range(len(expected)))
     assert len(rig.store.candidates(run_id, 0)) == 1
     assert len(rig.store.candidates(run_id, 2)) == round2_rows  # nothing twice
+
+
+# --- diagnosis by the recorded collector, with the session's ceilings ----------------------
+
+@dataclass
+class Probe(Target):
+    """A target whose one collector's rules record what they were given."""
+
+    name: str = "probe"
+    rules: SpecRules = SpecRules("probe", (".probe",))
+    collectors: tuple[str, ...] = ("probe",)
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the loop's session is the test's")
+
+    def diagnosis(self) -> Rules:
+        def rules(kernel: KernelProfile, knowledge: Any, ceiling_gbps: float | None = None,
+                  source_file: str | None = None, resources: dict[str, float] | None = None,
+                  compute: dict[str, float] | None = None) -> Diagnosis:
+            self.seen.append({"ceiling_gbps": ceiling_gbps, "compute": compute})
+            return Diagnosis(kernel.name, "probed", Roofline(None, None, None, None, None, "",
+                                                             None, "", None), (), (), (), ())
+        return rules
+
+
+def test_the_loop_diagnoses_by_the_recorded_collector_with_the_ceilings(
+        tmp_path: Path) -> None:
+    """The profiles are ncu's by their metric names, but the session records another
+    collector: its rules diagnose them, given the copy and the compute ceilings."""
+    probe = Probe()
+    backends.register(probe)
+    try:
+        rig = templated_rig(tmp_path)
+        rig.backend.collector = "probe"
+        rig.backend.compute_ceilings = {"fp32_fma": 6.0e13}
+        st = loop.run(rig.ctx)
+    finally:
+        backends.unregister(probe.name)
+    assert st.diagnosis is not None and st.diagnosis.classification == "probed"
+    assert probe.seen and all(s == {"ceiling_gbps": rig.backend.ceiling_gbps,
+                                    "compute": {"fp32_fma": 6.0e13}} for s in probe.seen)
+
+
+def test_a_session_finds_the_compute_ceilings_cached_for_its_device(tmp_path: Path) -> None:
+    """Without FLOPs in the spec nothing is measured, but ceilings measured on this device
+    before still reach diagnosis; none for another device or driver."""
+    settings = replace(load_settings(), cache_dir=tmp_path)
+    ceiling = ComputeCeiling({"fp32_fma": 6.0e13}, {}, "H200", "2026-11-26 10:00:00")
+    cache_compute(tmp_path / "compute_ceilings.json", "H200|570", ceiling)
+    session = CompiledSession(load_spec(TEMPLATED), settings, None, None, Phases(),  # type: ignore[arg-type]
+                              H200_LIMITS)
+    assert session.known_compute("H200|570") == {"fp32_fma": 6.0e13}
+    assert session.known_compute("H200|580") is None
+    session.compute = ComputeRate("fp32", {"fp32_fma": 5.0e13})  # measured for the FLOPs
+    assert session.known_compute("H200|580") == {"fp32_fma": 5.0e13}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragma_ncu.progress import Advance, Begin, End, Event, Note
+from pragma_ncu.infra.progress import Advance, Begin, End, Event, Note
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.per_shape import tune_each_shape

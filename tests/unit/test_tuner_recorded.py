@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
-from pragma_ncu.search.replay import ReplayEvaluator, load_recording
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
-from pragma_ncu.specfile import load_spec, spec_path_for
+from pragma_ncu.spec.file import load_spec, spec_path_for
+from tests.fakes.replay import ReplayEvaluator, load_recording
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.measurement import Status
+from pragma_ncu.infra.errors import InputError
+from pragma_ncu.measure.measurement import Status
 from pragma_ncu.search import retest as retesting
+from pragma_ncu.search import strategies
 from pragma_ncu.search.autotune import SearchOptions, time_to_within, tune_parameters
 from pragma_ncu.search.output import write_results
-from pragma_ncu.search.replay import ReplayEvaluator, load_recording
 from pragma_ncu.search.results import Budget, Evaluation, Retest, SearchResult, ShapeTime
-from pragma_ncu.search.serial import Problem
-from pragma_ncu.search.space import Space, point_key
+from pragma_ncu.search.serial import Problem, choose_strategy
+from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.search.strategies import Exhaustive, OptunaStrategy
+from tests.fakes.replay import ReplayEvaluator, load_recording
 from tests.fakes.tuner import H200_LIMITS, measurement, synthetic_recording, synthetic_spec
 
 BEST = "BLOCK=256,ROWS=1,VEC=8"
@@ -256,13 +258,49 @@ def test_check_shapes_are_verified_not_timed_and_a_failure_there_disqualifies(
 
 
 def test_the_strategy_names_are_listed_once() -> None:
-    """search.strategies.STRATEGIES is what --strategy offers, and docs/tuner.md names each."""
+    """search.strategies' registry is what --strategy offers, and docs/tuner.md names each."""
     from pragma_ncu.cli.autotune_cmd import autotune as autotune_command
     from pragma_ncu.cli.tune_cmd import tune as tune_command
-    from pragma_ncu.search.strategies import STRATEGIES
 
     for command in (autotune_command, tune_command):
         option = next(p for p in command.params if p.name == "strategy")
-        assert tuple(option.type.choices) == STRATEGIES  # type: ignore[attr-defined]
+        assert tuple(option.type.choices) == strategies.choices()  # type: ignore[attr-defined]
+    assert strategies.choices() == ("auto", *strategies.STRATEGIES)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "tuner.md").read_text()
-    assert all(f"`{name}`" in doc or f"--strategy {name}" in doc for name in STRATEGIES)
+    assert all(f"`{name}`" in doc or f"--strategy {name}" in doc
+               for name in strategies.choices())
+
+
+def test_an_unknown_strategy_is_an_error_naming_the_registered_ones(tmp_path: Path) -> None:
+    problem, _ = _setup(tmp_path)
+    for call in (lambda: choose_strategy("annealing", problem, Budget(5), H200_LIMITS, 0),
+                 lambda: SearchOptions(strategy="annealing")):
+        with pytest.raises(strategies.UnknownStrategy) as caught:
+            call()
+        assert isinstance(caught.value, InputError)
+        assert "'annealing'" in str(caught.value)
+        assert all(name in str(caught.value) for name in strategies.choices())
+
+
+def test_a_strategy_is_one_class_and_one_registry_line(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    class Backwards:
+        name = "backwards"
+
+        def __init__(self, space: Space) -> None:
+            self.points = list(space.points())[::-1]
+
+        def ask(self, count: int) -> list[Point]:
+            out, self.points = self.points[:count], self.points[count:]
+            return out
+
+        def tell(self, point: Point, value: float | None) -> None:
+            """It does not learn."""
+
+    monkeypatch.setitem(strategies.STRATEGIES, "backwards",
+                        lambda space, seed, parallel: Backwards(space))
+    assert "backwards" in strategies.choices()
+    problem, _ = _setup(tmp_path)
+    chosen = choose_strategy("backwards", problem, Budget(5), H200_LIMITS, 0)
+    assert chosen.ask(1) == [list(problem.space.points())[-1]]
+    assert SearchOptions(strategy="backwards").strategy == "backwards"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu import kernel_template as template
-from pragma_ncu.build import KernelResources
-from pragma_ncu.errors import SpecError, TemplateError
+from pragma_ncu.build.compile import KernelResources
+from pragma_ncu.infra.errors import SpecError, TemplateError
 from pragma_ncu.search import feasibility
 from pragma_ncu.search.space import Space, point_key
-from pragma_ncu.spec import ResolvedLaunch
+from pragma_ncu.spec import template as template
+from pragma_ncu.spec.model import ResolvedLaunch
 from tests.fakes.tuner import H200_LIMITS, SPEC_TOML, synthetic_spec
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.search import table
+from pragma_ncu.search import configs, table
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.output import write_table
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 ROWS = (16, 256, 4096)
@@ -47,9 +47,9 @@ def test_best_config_round_trips_every_tuned_shape(tmp_path: Path) -> None:
     root = _tables(tmp_path)
     for t, block in zip(ROWS, (64, 256, 1024), strict=True):
         for query in ({"T": t, "d": 4096}, f"T={t},d=4096", f"d=4096,T={t}"):
-            got = table.best_config(root, query, kernel="k", device="NVIDIA H200")
+            got = configs.best_config(root, query, kernel="k", device="NVIDIA H200")
             assert got == {"BLOCK": block, "VEC": 8}
-        got = table.best_config(root / "k" / "NVIDIA_H200.json", {"T": t, "d": 4096})
+        got = configs.best_config(root / "k" / "NVIDIA_H200.json", {"T": t, "d": 4096})
         assert got["BLOCK"] == block
 
 
@@ -82,13 +82,13 @@ def test_updates_replace_and_keep_shapes(tmp_path: Path) -> None:
 def test_bad_questions_get_clear_errors(tmp_path: Path) -> None:
     root = _tables(tmp_path)
     with pytest.raises(table.TableError, match="keyed by T, d; the shape gives T"):
-        table.best_config(root / "k" / "NVIDIA_H200.json", {"T": 16})
+        configs.best_config(root / "k" / "NVIDIA_H200.json", {"T": 16})
     with pytest.raises(table.TableError, match="name the kernel and the device"):
-        table.best_config(root, {"T": 16, "d": 1})
+        configs.best_config(root, {"T": 16, "d": 1})
     with pytest.raises(table.TableError, match="no tuned-config table"):
-        table.best_config(root, {"T": 16, "d": 1}, kernel="k", device="NVIDIA A100")
+        configs.best_config(root, {"T": 16, "d": 1}, kernel="k", device="NVIDIA A100")
     with pytest.raises(table.TableError, match="NAME=INT"):
-        table.best_config(root / "k" / "NVIDIA_H200.json", "T=big")
+        configs.best_config(root / "k" / "NVIDIA_H200.json", "T=big")
     (tmp_path / "junk.json").write_text("[]")
     with pytest.raises(table.TableError, match="not a pragma-ncu config table"):
         table.load_table(tmp_path / "junk.json")
@@ -107,6 +107,6 @@ def test_a_search_writes_its_per_shape_winners_and_they_load_back(tmp_path: Path
     assert path == tmp_path / "configs" / "k" / "NVIDIA_H200.json"
     for shape in spec.shapes:
         chosen = dict(result.per_shape)[shape.name].chosen
-        assert table.best_config(path, shape.as_dict()) == chosen
+        assert configs.best_config(path, shape.as_dict()) == chosen
     extra = Shape("T=8,d=4096", (("T", 8), ("d", 4096)))
-    assert table.best_config(path, extra.as_dict()) == dict(result.per_shape)["small"].chosen
+    assert configs.best_config(path, extra.as_dict()) == dict(result.per_shape)["small"].chosen

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.profile import csv_reader
 from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.profile.units import to_base
-from pragma_ncu.settings import load_settings
 from tests.corpus_eval import FIXTURES
 
 

@@ -14,15 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
-from pragma_ncu.search import table, vllm_table
+from pragma_ncu.search import configs, table, vllm_table
 from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.output import TableFormat, write_table
-from pragma_ncu.search.replay import ReplayEvaluator
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import spec_tables, toml_text
+from pragma_ncu.spec.file import spec_tables, toml_text
+from pragma_ncu.spec.model import TaskSpec
+from tests.fakes.replay import ReplayEvaluator
 from tests.fakes.tuner import H200_LIMITS, synthetic_recording, synthetic_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,15 +114,16 @@ def test_a_search_writes_the_layout_best_config_and_a_vllm_style_lookup_agree(
     looked = _lookup(root, ["d=384", "E=128"], asked)
     assert looked["file"] == path.name
     for m in asked:
-        mine = table.best_config(path, m)
+        mine = configs.best_config(path, m)
         assert looked["configs"][str(m)] == mine, m
-        assert table.best_config(root, {"T": m, "d": 384, "E": 128}, device=DEVICE) == mine
-        assert table.best_config(path, f"T={m}") == mine
+        assert configs.best_config(root, {"T": m, "d": 384, "E": 128}, device=DEVICE) == mine
+        assert configs.best_config(path, f"T={m}") == mine
     # nearest by absolute difference, as the servers do (this layout's log distance would take
     # 1024 for 600), and a tie goes to the first key in the file, the smaller
     assert chosen[256] != chosen[1024] and chosen[16] != chosen[64]
-    assert table.best_config(path, 600) == chosen[256]
-    assert table.best_config(path, 40) == chosen[16] and table.best_config(path, 41) == chosen[64]
+    assert configs.best_config(path, 600) == chosen[256]
+    assert configs.best_config(path, 40) == chosen[16]
+    assert configs.best_config(path, 41) == chosen[64]
 
 
 def test_more_than_one_varying_dim_splits_the_table_by_the_others(tmp_path: Path) -> None:
@@ -156,15 +157,15 @@ def test_bad_files_and_questions_get_clear_errors(tmp_path: Path) -> None:
     path = tmp_path / vllm_table.file_name({"E": 8}, "NVIDIA H200")
     path.write_text('{"16": {"A": 1}, "x": {"A": 2}}')
     with pytest.raises(table.TableError, match="every key must be a batch size"):
-        table.best_config(path, 3)
+        configs.best_config(path, 3)
     path.write_text('{"16": {"A": 1}}')
     with pytest.raises(table.TableError, match="the file is for E=8; the shape gives E=9"):
-        table.best_config(path, {"M": 3, "E": 9})
+        configs.best_config(path, {"M": 3, "E": 9})
     with pytest.raises(table.TableError, match="exactly one dim"):
-        table.best_config(path, {"M": 3, "K": 9})
+        configs.best_config(path, {"M": 3, "K": 9})
     with pytest.raises(table.TableError, match="no tuned-config table"):
-        table.best_config(tmp_path, {"M": 3, "E": 8}, device="NVIDIA A100")
-    assert table.best_config(tmp_path, {"M": 3, "E": 8}, device="NVIDIA H200") == {"A": 1}
+        configs.best_config(tmp_path, {"M": 3, "E": 8}, device="NVIDIA A100")
+    assert configs.best_config(tmp_path, {"M": 3, "E": 8}, device="NVIDIA H200") == {"A": 1}
 
 
 def test_config_convert_writes_the_layout_from_an_autotune_table(tmp_path: Path) -> None:
@@ -181,7 +182,7 @@ def test_config_convert_writes_the_layout_from_an_autotune_table(tmp_path: Path)
     looked = _lookup(out, ["d=384", "E=128"], BATCHES)["configs"]
     for s in spec.shapes:
         assert looked[str(s.as_dict()["T"])] == dict(result.per_shape)[s.name].chosen
-        assert table.best_config(Path(written), s.as_dict()) == table.best_config(own,
+        assert configs.best_config(Path(written), s.as_dict()) == configs.best_config(own,
                                                                                   s.as_dict())
     bad = CliRunner().invoke(cli, ["config", "convert", str(own), "--to", "vllm",
                                    "--batch-dim", "Q"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 
-from pragma_ncu import dtypes
+from pragma_ncu.spec import dtypes
 
 C_TYPES: dict[str, str] = dtypes.c_types()
 _CTYPES: dict[str, type] = {

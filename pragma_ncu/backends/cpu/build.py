@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from pragma_ncu.build import (
+from pragma_ncu.build.compile import (
     BuildCache,
     BuildRequest,
     BuildResult,
@@ -26,8 +26,8 @@ from pragma_ncu.build import (
     run_compiler,
     source_arguments,
 )
-from pragma_ncu.errors import KernelNotFound, ToolchainError
-from pragma_ncu.settings import Settings
+from pragma_ncu.infra.errors import KernelNotFound, ToolchainError
+from pragma_ncu.infra.settings import Settings
 
 HOST_ARCH = "host"
 COMPILE_TIMEOUT_S = 300

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import ctypes
 import time
-from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 
 from pragma_ncu.backends.cpu import build as cpu_build
-from pragma_ncu.build import BuildCache, BuildRequest
-from pragma_ncu.ceilings import ComputeCeiling, read_cache, write_cache
-from pragma_ncu.settings import Settings
+from pragma_ncu.build.compile import BuildCache, BuildRequest
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.ceilings import ComputeCeiling, cache_compute, cached_compute
 
 ACC = 64  # accumulators per thread in peaks.c
 FLAGS = ("-O3", "-march=native", "-fopenmp")
@@ -58,11 +57,10 @@ def compute_ceiling_for(settings: Settings, host_key: str, host_name: str,
                         refresh: bool = False) -> ComputeCeiling:
     """This host's compute ceiling from the cache, or measured now and cached."""
     cache_file: Path = settings.cache_dir / "compute_ceilings.json"
-    cache = read_cache(cache_file)
-    if not refresh and host_key in cache:
-        return ComputeCeiling(**{**cache[host_key], "cached": True})
+    known = None if refresh else cached_compute(cache_file, host_key)
+    if known is not None:
+        return known
     result = ComputeCeiling(per_second=measure(settings), vendor_tflops={}, device=host_name,
                             measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    cache[host_key] = {k: v for k, v in asdict(result).items() if k != "cached"}
-    write_cache(cache_file, cache)
+    cache_compute(cache_file, host_key, result)
     return result

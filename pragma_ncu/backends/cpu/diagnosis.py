@@ -97,7 +97,8 @@ def diagnose_cpu(kernel: KernelProfile, knowledge: Knowledge,
     return Diagnosis(
         kernel=k.name, classification=findings[0].bottleneck if findings else "none",
         roofline=roofline, findings=findings, guidance=(),
-        hotspots=hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited)
+        hotspots=hot_lines(k.hotspots, source_file), citations=citations, uncited=uncited,
+        hotspot_counts="instructions executed, simulated misses")
 
 
 def _findings(k: KernelProfile) -> list[Finding]:

@@ -1,15 +1,15 @@
 """The evaluator of CPU kernels: the system compiler builds a shared object, the CPU worker
-(`python -m pragma_ncu.worker --cpu`) verifies it against the reference and times it."""
+verifies it against the reference and times it."""
 
 from __future__ import annotations
 
 from pragma_ncu.backends.cpu import build as cpu_build
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult
-from pragma_ncu.runner import Runner
+from pragma_ncu.build.compile import BuildCache, BuildRequest, BuildResult
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import TaskSpec
+from pragma_ncu.spec.model import TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 CEILING_BYTES = 1 << 28  # the host copy that measures a CPU's bandwidth ceiling

@@ -7,12 +7,9 @@ beside it so the folder can be read again later.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cpu import build as cpu_build
 from pragma_ncu.backends.cpu.collect import (
     Collector,
@@ -21,60 +18,32 @@ from pragma_ncu.backends.cpu.collect import (
     collect,
 )
 from pragma_ncu.backends.cpu.evaluator import CpuEvaluator
-from pragma_ncu.build import BuildCache, BuildResult
-from pragma_ncu.errors import KernelFailure, PragmaError, ToolchainError
-from pragma_ncu.measurement import Measurement
+from pragma_ncu.backends.results import ProfileRun
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import BuildCache, BuildResult
+from pragma_ncu.infra.errors import KernelFailure, ToolchainError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.profile.profiles import Profile
-from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import RETEST
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
-
-Progress = Callable[[str], None]
 
 
 class CpuRunError(KernelFailure):
     """The kernel could not be built or was wrong (the command's verdict on it)."""
 
 
-@dataclass(frozen=True)
-class CpuRun:
-    profile: Profile
-    measurements: tuple[Measurement, ...]  # verified and timed, one per repeat
-    host: HostInfo
-    collector: Collector
-    profile_path: Path
-    problem: str = ""  # always "": a CPU run that fails raises CpuRunError
-
-    @property
-    def timings(self) -> tuple[TimingStats, ...]:
-        return tuple(m.timing for m in self.measurements if m.timing is not None)
-
-    @property
-    def device_name(self) -> str:
-        return self.host.name
-
-    def failure_kind(self) -> type[PragmaError] | None:
-        """None: a CPU run that fails raises instead of returning (ProfileRun's counterpart)."""
-        return None
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.profile.collection.get("params") or {})
-
-    def note(self) -> str:
-        """What was done, for a triage side measured now."""
-        return (f"verified, timed and profiled ({self.collector.name}) now at "
-                f"{self.profile.collection.get('shape')} on {self.host.name}")
+KEY_METRICS = 16  # the first counts of a profile `pragma-ncu profile` shows
 
 
 def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner,
                    out_dir: Path, params: dict[str, ParamValue] | None = None,
-                   repeats: int = 1, progress: Progress = lambda _: None) -> CpuRun:
-    """Verify and time `spec`'s kernel at `shape` (`repeats` times), then profile one call."""
+                   repeats: int = 1, progress: Notice = lambda _: None) -> ProfileRun:
+    """Verify and time `spec`'s kernel at `shape` (`repeats` times), then profile one call
+    (a failure raises CpuRunError rather than returning a run without its profile)."""
     host: HostInfo = runner.hello()
     check_shapes(spec, [shape], worker_memory(host.memory_bytes, f"this host ({host.name})"))
     point = {**spec.default_params(), **(params or {})}
@@ -99,7 +68,12 @@ def profile_kernel(spec: TaskSpec, shape: Shape, settings: Settings, runner: Run
         "shape": shape.name, "params": point, "host": host.name})
     path = out_dir / "profile.json"
     profile.save(path)
-    return CpuRun(profile, tuple(measurements), host, collector, path)
+    simulated = bool(profile.collection.get("simulated"))
+    return ProfileRun(spec, shape, point, collector.name,
+                      f"simulated: {collector.reason}" if simulated else "", built, host,
+                      measurements=tuple(measurements), profile=profile, profile_path=path,
+                      key_metrics=tuple(("", name) for name in
+                                        list(profile.kernels[0].metrics)[:KEY_METRICS]))
 
 
 def profile_build(spec: TaskSpec, point: dict[str, ParamValue], shape: Shape,

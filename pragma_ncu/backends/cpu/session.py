@@ -10,17 +10,17 @@ from pragma_ncu.backends.cpu import ceilings as peaks
 from pragma_ncu.backends.cpu.collect import Collector, choose_collector
 from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES, CpuEvaluator, cpu_phases
 from pragma_ncu.backends.cpu.profiling import profile_build
-from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 
 
@@ -51,6 +51,7 @@ class CpuSession(CompiledSession):
             notice("the CPU's compute ceiling")
             peak = peaks.compute_ceiling_for(settings, info.cache_key, info.name)
             self.compute = ComputeRate("fp32", peak.per_second)
+        self.compute_ceilings = self.known_compute(info.cache_key)
         self._collector: Collector | None = None
 
     @property

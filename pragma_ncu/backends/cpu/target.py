@@ -10,39 +10,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pragma_ncu.backends.base import (
+    CFamilyTarget,
     Notice,
     PoolRequest,
     ProfileOptions,
     Session,
-    Target,
     UsageError,
     ray_pool,
 )
-from pragma_ncu.backends.cpu.profiling import CpuRun
-from pragma_ncu.ceilings import DeviceCeilings
+from pragma_ncu.backends.cpu.rules import RULES
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.runner import HostInfo, Runner
 from pragma_ncu.search.evaluator import Phases
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import CPU_RULES, ParamValue, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
-class CpuTarget(Target):
+class CpuTarget(CFamilyTarget):
     name = "cpu"
-    rules = CPU_RULES
+    rules = RULES
     device_word = "CPU"
     collectors = ("perf", "cachegrind")
-    hot_lines = "instructions executed, simulated misses"
-
-    def check_kernel(self, spec: TaskSpec) -> None:
-        """KernelNotFound when the source certainly does not define the kernel (read with
-        tree-sitter: see `draft.check_kernel`)."""
-        from pragma_ncu.draft import check_kernel
-
-        check_kernel(spec)
 
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cpu.worker import worker_command
@@ -75,13 +68,13 @@ class CpuTarget(Target):
     def bench(self, spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner,
               *, params: dict[str, ParamValue] | None = None, arch: str | None = None,
               timing: TimingConfig | None = None, progress: Notice = lambda _: None,
-              pool: WorkerPool | None = None) -> None:
+              pool: WorkerPool | None = None) -> BenchReport:
         raise UsageError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
                           "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
                           "and times it")
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
-                options: ProfileOptions, progress: Notice = lambda _: None) -> CpuRun:
+                options: ProfileOptions, progress: Notice = lambda _: None) -> ProfileRun:
         """Verify and time in the CPU worker (`options.repeats` times, at least once), then
         profile one call with perf, or cachegrind where the counters cannot be read."""
         from pragma_ncu.backends.cpu.profiling import profile_kernel
@@ -96,7 +89,7 @@ class CpuTarget(Target):
         """This host's copy bandwidth and FP32 FMA rate over all its cores."""
         from pragma_ncu.backends.cpu import ceilings
         from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES
-        from pragma_ncu.ceilings import ceiling_for
+        from pragma_ncu.measure.ceilings import ceiling_for
 
         with self.runner(settings, 600) as runner:
             host = runner.hello()

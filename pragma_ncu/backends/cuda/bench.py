@@ -3,56 +3,29 @@
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
-from pragma_ncu import task as tasks
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.ceilings import measured_compute
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import Ceiling, ComputeCeiling, ceiling_for
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.backends.results import BenchReport, BenchRow
+from pragma_ncu.build import task as tasks
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.infra.progress import Notice
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import find_nvcc, target_arch
+from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Lane, WorkerPool
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, ResolvedTask, Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
-from pragma_ncu.toolchain import find_nvcc, target_arch
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import ParamValue, ResolvedTask, Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 from pragma_ncu.worker.protocol import EvalRequest, TimingConfig
-
-Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class BenchRow:
-    shape: Shape
-    task: ResolvedTask
-    measurement: Measurement
-    device: str = ""  # the worker that measured it, with many (gpu0, gpu1, ...)
-
-
-@dataclass(frozen=True)
-class BenchReport:
-    spec: TaskSpec
-    params: dict[str, ParamValue]
-    build: BuildResult
-    device: DeviceInfo | None
-    no_gpu_reason: str | None
-    ceiling: Ceiling | None
-    rows: tuple[BenchRow, ...]
-    compute: ComputeCeiling | None = None  # measured when the spec counts FLOPs
-
-    @property
-    def all_verified(self) -> bool:
-        return bool(self.rows) and all(r.measurement.status is Status.OK for r in self.rows)
 
 
 def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runner: Runner, *,
               params: dict[str, ParamValue] | None = None, arch: str | None = None,
-              timing: TimingConfig | None = None, progress: Progress = lambda _: None,
+              timing: TimingConfig | None = None, progress: Notice = lambda _: None,
               pool: WorkerPool | None = None) -> BenchReport:
     """Build once, then measure every shape in `runner`'s worker, or with a `pool` (whose
     primary is the runner) the shapes spread over its workers."""
@@ -88,7 +61,7 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
 
 
 def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: WorkerPool,
-            progress: Progress) -> list[BenchRow]:
+            progress: Notice) -> list[BenchRow]:
     """Each worker measures the next shape waiting; rows in the shapes' order. A crash or a
     hang is the row's status, as on one GPU."""
     waiting: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -111,7 +84,7 @@ def _spread(requests: list[tuple[Shape, ResolvedTask, EvalRequest]], pool: Worke
     return [rows[i] for i in range(len(requests))]
 
 
-def _open_device(runner: Runner, progress: Progress) -> tuple[DeviceInfo | None, str | None]:
+def _open_device(runner: Runner, progress: Notice) -> tuple[DeviceInfo | None, str | None]:
     progress("starting the GPU worker")
     try:
         return runner.hello(), None

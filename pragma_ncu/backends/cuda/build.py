@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
-from pragma_ncu import task as tasks
-from pragma_ncu.build import (
+from pragma_ncu.build import task as tasks
+from pragma_ncu.build.compile import (
     BuildCache,
     BuildRequest,
     BuildResult,
@@ -23,10 +23,10 @@ from pragma_ncu.build import (
     run_compiler,
     source_arguments,
 )
-from pragma_ncu.errors import KernelNotFound
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ParamValue, TaskSpec
-from pragma_ncu.toolchain import NvccInfo
+from pragma_ncu.infra.errors import KernelNotFound
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import NvccInfo
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 COMPILE_TIMEOUT_S = 600
 HARNESS_ENTRY = "copy_vec16"

@@ -1,14 +1,19 @@
 """The GPU's ceilings for the roofline: the copy bandwidth (the harness's copies) and each
 compute unit's rate (the peaks.cu microbenchmarks), measured by the worker and cached per device
-and driver (see `pragma_ncu.ceilings`)."""
+and driver (see `pragma_ncu.measure.ceilings`)."""
 
 from __future__ import annotations
 
 from pragma_ncu.backends.cuda import build as cuda_build
-from pragma_ncu.ceilings import ComputeCeiling, DeviceCeilings, ceiling_for, compute_ceiling_for
-from pragma_ncu.runner import Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import NvccInfo, find_nvcc
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import NvccInfo, find_nvcc
+from pragma_ncu.measure.ceilings import (
+    ComputeCeiling,
+    DeviceCeilings,
+    ceiling_for,
+    compute_ceiling_for,
+)
+from pragma_ncu.pool.runner import Runner
 
 
 def measured_compute(runner: Runner, arch: str, nvcc: NvccInfo, settings: Settings,

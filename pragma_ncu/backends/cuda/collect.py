@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from pragma_ncu.errors import NoGPUError
-from pragma_ncu.runner import Runner, WorkerDied
+from pragma_ncu.infra.errors import NoGPUError
+from pragma_ncu.pool.runner import Runner, WorkerDied
 from pragma_ncu.worker.protocol import EvalRequest
 
 _log = logging.getLogger(__name__)  # ("log" is ncu's log file here)

@@ -4,13 +4,13 @@ against the reference and times it."""
 from __future__ import annotations
 
 from pragma_ncu.backends.cuda.build import build
-from pragma_ncu.build import BuildCache, BuildRequest, BuildResult
-from pragma_ncu.runner import Runner
+from pragma_ncu.build.compile import BuildCache, BuildRequest, BuildResult
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import NvccInfo
+from pragma_ncu.pool.runner import Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.toolchain import NvccInfo
+from pragma_ncu.spec.model import TaskSpec
 
 
 class GpuEvaluator(CompiledEvaluator):

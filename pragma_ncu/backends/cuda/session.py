@@ -12,19 +12,19 @@ from pragma_ncu.backends.cuda.ceilings import measured_compute
 from pragma_ncu.backends.cuda.evaluator import GpuEvaluator
 from pragma_ncu.backends.cuda.profiling import run_profile
 from pragma_ncu.backends.cuda.worker import worker_command
-from pragma_ncu.build import BuildResult
-from pragma_ncu.ceilings import ceiling_for
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.build.compile import BuildResult
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import NvccInfo, find_nvcc, target_arch
+from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.roofline import ComputeRate
-from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import Shape, TaskSpec
-from pragma_ncu.specfile import check_shapes
-from pragma_ncu.toolchain import NvccInfo, find_nvcc, target_arch
+from pragma_ncu.spec.file import check_shapes
+from pragma_ncu.spec.model import Shape, TaskSpec
 from pragma_ncu.worker.guards import worker_memory
 
 
@@ -50,6 +50,7 @@ class CudaSession(CompiledSession):
             notice("compute ceilings")
             ceiling = measured_compute(runner, self.arch, self.nvcc, settings)
             self.compute = ComputeRate(original.compute, ceiling.per_second)
+        self.compute_ceilings = self.known_compute(info.cache_key)
 
     def make_evaluator(self, spec: TaskSpec, runner: Runner) -> CompiledEvaluator:
         return GpuEvaluator(spec, self.settings, runner, self.nvcc, self.arch, self.harness,

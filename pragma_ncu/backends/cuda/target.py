@@ -7,41 +7,34 @@ import os
 from collections.abc import Callable, Sequence
 
 from pragma_ncu.backends.base import (
+    CFamilyTarget,
     Notice,
     PoolRequest,
     ProfileOptions,
     Session,
-    Target,
     UsageError,
     ray_pool,
 )
-from pragma_ncu.backends.cuda.bench import BenchReport
-from pragma_ncu.backends.cuda.profiling import ProfileRun
-from pragma_ncu.ceilings import DeviceCeilings
+from pragma_ncu.backends.cuda.rules import RULES
+from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
-from pragma_ncu.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
+from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
+from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
-from pragma_ncu.runner import DeviceInfo, Runner
 from pragma_ncu.search.evaluator import Phases
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import CUDA_RULES, ParamValue, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
 from pragma_ncu.worker.protocol import TimingConfig
 
 
-class CudaTarget(Target):
+class CudaTarget(CFamilyTarget):
     name = "cuda"
-    rules = CUDA_RULES
+    rules = RULES
     device_word = "GPU"
     collectors = ("ncu",)
-    hot_lines = "warp-state samples"
-
-    def check_kernel(self, spec: TaskSpec) -> None:
-        """KernelNotFound when the source certainly does not define the kernel (read with
-        tree-sitter: see `draft.check_kernel`)."""
-        from pragma_ncu.draft import check_kernel
-
-        check_kernel(spec)
 
     def worker_command(self, settings: Settings) -> list[str]:
         from pragma_ncu.backends.cuda.worker import worker_command
@@ -89,11 +82,11 @@ class CudaTarget(Target):
                        arch: str | None) -> str | None:
         """The spec checked and the kernel compiled at its defaults, with its resources and
         the size of its space: what tune can say without a GPU."""
-        from pragma_ncu import task as tasks
         from pragma_ncu.backends.cuda.build import build
-        from pragma_ncu.build import BuildCache
+        from pragma_ncu.build import task as tasks
+        from pragma_ncu.build.compile import BuildCache
+        from pragma_ncu.infra.toolchain import find_nvcc, target_arch
         from pragma_ncu.search.space import Space
-        from pragma_ncu.toolchain import find_nvcc, target_arch
 
         built = build(tasks.build_request(spec, target_arch(arch), {},
                                           render_dir=settings.cache_dir / "rendered"),
@@ -127,19 +120,22 @@ class CudaTarget(Target):
             DIAGNOSIS_METRICS,
             CollectRequest,
         )
-        from pragma_ncu.backends.cuda.profiling import run_profile, time_again
+        from pragma_ncu.backends.cuda.profiling import run_profile
 
         request = CollectRequest(sections=options.sections or DEFAULT_SECTIONS,
                                  metrics=DIAGNOSIS_METRICS + options.metrics,
                                  source=options.source, timeout_s=options.timeout_s)
         with self.runner(settings, options.timeout_s) as runner:
-            run = run_profile(spec, shape, settings, runner, self.worker_command(settings),
-                              params=options.params, arch=options.arch, request=request,
-                              out_dir=options.out_dir, progress=progress)
-        if not options.repeats or run.profile is None:
-            return run
-        with self.runner(settings, options.timeout_s) as runner:
-            return time_again(run, settings, runner, options.repeats, progress)
+            return run_profile(spec, shape, settings, runner, self.worker_command(settings),
+                               params=options.params, arch=options.arch, request=request,
+                               out_dir=options.out_dir, progress=progress,
+                               repeats=options.repeats)
+
+    def checks(self, settings: Settings, profile_check: bool = True) -> list[Check]:
+        """cuda-python, the GPU and driver, nvcc, ncu, ncu_report and counter permission."""
+        from pragma_ncu.backends.cuda.doctor import run_checks
+
+        return run_checks(settings, profile_check)
 
     def ceilings(self, settings: Settings, refresh: bool = False) -> DeviceCeilings:
         from pragma_ncu.backends.cuda import ceilings
@@ -155,6 +151,19 @@ class CudaTarget(Target):
     def recognizes(self, kernel: KernelProfile) -> str | None:
         """ncu's metric names all contain '__' (gpu__time_duration.sum)."""
         return "ncu" if any("__" in name for name in kernel.metrics) else None
+
+    def launch_duration_us(self, kernel: KernelProfile) -> float | None:
+        """ncu's duration of the launch (gpu__time_duration.sum or its fallbacks)."""
+        from pragma_ncu.backends.cuda.diagnosis import quantities
+
+        reading = quantities.read(kernel, "duration_ns")
+        return reading.value / 1000 if reading is not None else None
+
+    def rule_classes(self, rule: str) -> tuple[str, ...]:
+        """The bottleneck classes an ncu rule (its identifier) speaks to."""
+        from pragma_ncu.backends.cuda.diagnosis import RULE_CLASSES
+
+        return RULE_CLASSES.get(rule, ())
 
 
 TARGET = CudaTarget()

@@ -8,6 +8,8 @@ every point at every shape, and keeps a result only when it beats the best beyon
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pragma_ncu.coder.moves import (
     block_size,
     cache_policy,
@@ -34,6 +36,16 @@ MOVES: tuple[Move, ...] = (
 )
 
 
+# What the moves read and write: CUDA sources (their edits are CUDA, and nvcc's options).
+SOURCES = (".cu",)
+
+
+def reads(source: Path) -> bool:
+    """Whether the moves can read a kernel file (or a .j2 template of one), whatever target
+    builds it."""
+    return Path(source.name.removesuffix(".j2")).suffix.lower() in SOURCES
+
+
 def by_name(name: str) -> Move:
     for m in MOVES:
         if m.name == name:
@@ -41,4 +53,5 @@ def by_name(name: str) -> Move:
     raise KeyError(f"no move named {name!r} (there are {', '.join(m.name for m in MOVES)})")
 
 
-__all__ = ["MOVES", "Applied", "Knob", "Move", "Refused", "Subject", "by_name"]
+__all__ = ["MOVES", "SOURCES", "Applied", "Knob", "Move", "Refused", "Subject", "by_name",
+           "reads"]

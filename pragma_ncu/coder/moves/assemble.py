@@ -25,9 +25,9 @@ from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import KNOB_PREFIX, Applied, Refused, Subject, decode, encode
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.draft.cparse import parse_source, syntax_tree
-from pragma_ncu.errors import PragmaError
-from pragma_ncu.kernel_template import macro_params, render_jinja, template_defines
-from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.spec.model import ParamValue, TaskSpec
+from pragma_ncu.spec.template import macro_params, render_jinja, template_defines
 
 ORIGIN = "moves"
 _KNOB_NAME = re.compile(rf"\b{KNOB_PREFIX}\w+\b")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 Node = Any  # a tree_sitter.Node
 KNOB_PREFIX = "PNCU_"  # every knob a move adds: never a name of the user's

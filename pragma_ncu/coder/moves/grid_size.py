@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 
-from pragma_ncu import expr
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 from pragma_ncu.coder.moves.block_size import GLOBAL_INDEX, grid_strided
-from pragma_ncu.errors import ExpressionError
+from pragma_ncu.infra.errors import ExpressionError
+from pragma_ncu.spec import expr
 
 NAME = "grid_size"
 KNOB = "PNCU_GRID"

@@ -13,11 +13,11 @@ spec launches, with the parameters it depends on held at the best's values.
 
 from __future__ import annotations
 
-from pragma_ncu import expr
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Refused, Subject
-from pragma_ncu.errors import PragmaError
+from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.spec import expr
 
 NAME = "launch_bounds"
 KNOB = "PNCU_MIN_BLOCKS"

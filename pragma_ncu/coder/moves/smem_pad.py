@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-from pragma_ncu import expr
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
-from pragma_ncu.errors import ExpressionError
+from pragma_ncu.infra.errors import ExpressionError
+from pragma_ncu.spec import expr
 
 NAME = "smem_pad"
 KNOB = "PNCU_SMEM_PAD"

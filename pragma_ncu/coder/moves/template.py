@@ -3,7 +3,7 @@ knobs' defaults is the source byte for byte, and at any point a plain source a u
 
 The source's own `{{`, `{%` and `{#` are escaped (so C++ brace initializers stay what they
 are), and the declared `#define` knobs keep reaching nvcc as -D through a defines comment at
-the top (`kernel_template.defines_comment`), which renders to nothing: line numbers never move
+the top (`spec.template.defines_comment`), which renders to nothing: line numbers never move
 at the defaults, so the profile's hot lines still name the user's lines.
 """
 
@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from pragma_ncu.coder.moves.base import Edit, decode
-from pragma_ncu.kernel_template import defines_comment, render_jinja
-from pragma_ncu.spec import ParamValue
+from pragma_ncu.spec.model import ParamValue
+from pragma_ncu.spec.template import defines_comment, render_jinja
 
 _OPENER = re.compile(r"\{(?=[{%#]|\Z)")  # a brace that would open (or could join) a tag
 _LEFT_BRACE = "{{ '{' }}"

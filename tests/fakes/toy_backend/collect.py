@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 from tests.fakes.toy_backend.evaluator import run
 from tests.fakes.toy_backend.target import COLLECTOR
 

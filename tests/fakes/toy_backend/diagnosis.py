@@ -25,4 +25,4 @@ def diagnose_toy(kernel: KernelProfile, knowledge: Knowledge,
         (Evidence("toy_param_BLOCK", block, ""), Evidence("toy_cost_us", cost, "us"))),)
     roofline = Roofline(cost * 1e3, None, None, None, None, "", None, "", None)
     return Diagnosis(kernel.name, findings[0].bottleneck if findings else "none", roofline,
-                     findings, (), (), ())
+                     findings, (), (), (), hotspot_counts="calls")

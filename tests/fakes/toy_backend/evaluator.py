@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu.build import BuildResult, failed_build
-from pragma_ncu.measurement import CheckRound, Measurement, OutputCheck, Status
+from pragma_ncu.build.compile import BuildResult, failed_build
+from pragma_ncu.measure.measurement import CheckRound, Measurement, OutputCheck, Status
+from pragma_ncu.measure.stats import summarize
 from pragma_ncu.search.evaluator import CHECK, RETEST
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import ResolvedTask, Shape, TaskSpec
-from pragma_ncu.stats import summarize
+from pragma_ncu.spec.model import ResolvedTask, Shape, TaskSpec
 
 SPREAD = 0.001  # the toy's timing noise, a fraction of the time
 

@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 from pragma_ncu.backends.base import Profiled
-from pragma_ncu.roofline import ComputeRate
+from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
-from pragma_ncu.spec import Shape, TaskSpec
+from pragma_ncu.spec.model import Shape, TaskSpec
 from tests.fakes.toy_backend.collect import collect
 from tests.fakes.toy_backend.evaluator import ToyEvaluator
 
@@ -20,6 +20,7 @@ class ToySession:
         self.device = device
         self.ceiling_gbps: float | None = None  # no ceilings: no roofline, the loop's stops
         self.compute: ComputeRate | None = None  # are patience and the round budget
+        self.compute_ceilings: dict[str, float] | None = None
         self.limits = Limits.host()
 
     def evaluator(self, spec: TaskSpec) -> ToyEvaluator:

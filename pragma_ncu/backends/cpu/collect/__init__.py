@@ -31,9 +31,9 @@ from pragma_ncu.backends.cpu.collect.normalize import (
     from_cachegrind,
     from_perf,
 )
-from pragma_ncu.errors import ToolchainError
+from pragma_ncu.infra.errors import ToolchainError
 from pragma_ncu.profile.profiles import Profile
-from pragma_ncu.spec import ResolvedTask
+from pragma_ncu.spec.model import ResolvedTask
 
 log = logging.getLogger(__name__)
 PROBE_EVENTS = ("cycles", "instructions")

@@ -17,9 +17,9 @@ import jinja2
 import numpy as np
 
 from pragma_ncu.backends.cpu.abi import c_type, supported
-from pragma_ncu.errors import SpecError
-from pragma_ncu.resources import data_path
-from pragma_ncu.spec import ResolvedArg, ResolvedTask
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.infra.resources import data_path
+from pragma_ncu.spec.model import ResolvedArg, ResolvedTask
 
 TEMPLATE = "cpu_driver.c.j2"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

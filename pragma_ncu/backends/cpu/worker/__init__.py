@@ -1,4 +1,5 @@
-"""The CPU's worker side (`python -m pragma_ncu.worker --cpu`): hello answers with the host's
+"""The CPU's worker side (`python -m pragma_ncu.worker --side pragma_ncu.backends.cpu.worker`,
+`worker_command`): hello answers with the host's
 facts, `evaluate` verifies, times and re-verifies a C kernel in a shared object, `ceiling`
 measures the host's copy bandwidth.
 
@@ -31,10 +32,11 @@ from pragma_ncu.backends.cpu.worker.workspace import (
     run_checks,
     storage,
 )
-from pragma_ncu.measurement import Measurement, OutputCheck, Status
-from pragma_ncu.settings import Settings
-from pragma_ncu.spec import ResolvedArg
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.measure.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.measure.stats import TimingStats
+from pragma_ncu.spec.model import ResolvedArg
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.measure import measure
 from pragma_ncu.worker.protocol import (
     EvalRequest,
@@ -54,8 +56,8 @@ CEILING_BYTES = 256 << 20
 
 
 def worker_command(settings: Settings) -> list[str]:
-    """The command that serves this side (the worker's short form for it)."""
-    return [settings.python, "-m", "pragma_ncu.worker", "--cpu"]
+    """The command that serves this side."""
+    return serve.command(settings.python, __name__)
 
 MIN_REFERENCE_BUDGET = 64 << 20
 

@@ -22,7 +22,7 @@ _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def host_info() -> dict[str, Any]:
-    """The host's facts as plain JSON values (the fields of `pragma_ncu.runner.HostInfo`)."""
+    """The host's facts as plain JSON values (the fields of `pragma_ncu.pool.runner.HostInfo`)."""
     llc, l1d = cache_sizes()
     return {
         "name": cpu_name(), "cores": cores(), "llc_bytes": llc, "l1d_bytes": l1d,

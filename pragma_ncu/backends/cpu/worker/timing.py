@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu import stats
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.measure import stats
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.worker.protocol import TimingConfig
 
 FLUSH_CAP_BYTES = 256 << 20

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu import dtypes
-from pragma_ncu.measurement import OutputCheck
-from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.measure.measurement import OutputCheck
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 
 ALIGN = 64  # a cache line, and enough for any vector load a kernel may assume

@@ -16,8 +16,8 @@ from pragma_ncu.backends.cuda.diagnosis.traffic import (
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
 from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
+from pragma_ncu.measure.roofline import COMPUTE_KINDS, attainable
 from pragma_ncu.profile.profiles import KernelProfile, RuleResult
-from pragma_ncu.roofline import COMPUTE_KINDS, attainable
 
 # ncu rule identifiers -> the bottleneck classes they speak to.
 RULE_CLASSES: dict[str, tuple[str, ...]] = {
@@ -70,6 +70,7 @@ def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | 
         guidance=ranked_guidance(kernel.rules), hotspots=hot_lines(kernel.hotspots, source_file),
         citations=citations, uncited=uncited, not_assessed=missing,
         collect_command=coverage.collect_command(kernel.name, missing),
+        hotspot_counts="warp-state samples",
     )
 
 

@@ -1,4 +1,5 @@
-"""The GPU's worker side (`python -m pragma_ncu.worker`): hello opens the device, `evaluate`
+"""The GPU's worker side (`python -m pragma_ncu.worker --side pragma_ncu.backends.cuda.worker`,
+`worker_command`): hello opens the device, `evaluate`
 verifies, times and re-verifies, `launch` runs the launches ncu profiles, `ceiling` and
 `compute_ceiling` measure the device. CUDA is imported only when hello opens the device.
 
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pragma_ncu.settings import Settings
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import eval_request_from_dict
 
 
 def worker_command(settings: Settings) -> list[str]:
-    """The command that serves this side (the worker's short form for it)."""
-    return [settings.python, "-m", "pragma_ncu.worker"]
+    """The command that serves this side."""
+    return serve.command(settings.python, __name__)
 
 
 class GpuSide:

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.backends.cuda.worker.workspace import Workspace
-from pragma_ncu.measurement import OutputCheck
+from pragma_ncu.measure.measurement import OutputCheck
+from pragma_ncu.spec import dtypes
 from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 from pragma_ncu.worker.protocol import KernelRef
 from pragma_ncu.worker.reference import ReferenceFailure as ReferenceFailure

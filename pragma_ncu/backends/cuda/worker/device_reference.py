@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.cuda.worker.checks import REF_NAME, RefBuffers
 from pragma_ncu.backends.cuda.worker.workspace import Workspace
+from pragma_ncu.spec import dtypes
 from pragma_ncu.worker.reference import (
     ReferenceFailure,
     call_reference,

@@ -11,8 +11,8 @@ from pragma_ncu.backends.cuda.worker import checks, timing
 from pragma_ncu.backends.cuda.worker.device_reference import device_reference
 from pragma_ncu.backends.cuda.worker.gpu import CudaFailure, Gpu
 from pragma_ncu.backends.cuda.worker.workspace import Workspace
-from pragma_ncu.measurement import Measurement, OutputCheck, Status
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.measure.measurement import Measurement, OutputCheck, Status
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.worker.measure import measure
 from pragma_ncu.worker.protocol import EvalRequest, ReferenceSpec, TimingConfig
 from pragma_ncu.worker.reference import (

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from pragma_ncu import stats
 from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.backends.cuda.worker.workspace import Workspace
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.measure import stats
+from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.worker.protocol import TimingConfig
 
 BATCH = 64

@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from pragma_ncu import dtypes
 from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
-from pragma_ncu.spec import ResolvedArg
+from pragma_ncu.spec import dtypes
+from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
 
 _FILL = {1: ("fill_u8", np.uint8), 2: ("fill_u16", np.uint16), 4: ("fill_u32", np.uint32),

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pragma_ncu.errors import LLMBadReply, LLMUnavailable
-from pragma_ncu.settings import Settings
+from pragma_ncu.infra.errors import LLMBadReply, LLMUnavailable
+from pragma_ncu.infra.settings import Settings
 
 Message = Mapping[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
 SchemaHint = Mapping[str, type | tuple[type, ...]]  # required key -> allowed Python type(s)

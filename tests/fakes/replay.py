@@ -1,4 +1,4 @@
-"""Playing back measurements recorded on a GPU: the evaluator of CI tests and benchmarks.
+"""Playing back measurements recorded on a GPU: the evaluator of the tests (CI has no GPU).
 
 A recording is the `evaluations` list of a search result (see `SearchResult.to_json`). Builds
 come back with their recorded status and registers; each measurement comes back as recorded,
@@ -17,12 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.build import BuildResult, KernelResources, failed_build
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.build.compile import BuildResult, KernelResources, failed_build
+from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.search.space import Point, point_key
-from pragma_ncu.spec import Shape
+from pragma_ncu.spec.model import Shape
 
 
 class ReplayEvaluator:

@@ -37,7 +37,7 @@ class KernelState:
     verified: bool = False
     failure: str = ""
     # the attainable roofline's time / the kernel's time, geomean over shapes: the larger of a
-    # same-size copy and the FLOPs at the compute ceiling (pragma_ncu.roofline)
+    # same-size copy and the FLOPs at the compute ceiling (pragma_ncu.measure.roofline)
     ceiling_fraction: float | None = None
     bound_by: str = ""  # which ceiling sets that roofline: memory, or a compute unit
     intensity: float | None = None  # FLOP per byte at the first tuned shape (with FLOPs)

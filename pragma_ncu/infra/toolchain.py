@@ -12,11 +12,21 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from pragma_ncu.errors import ToolchainError
-from pragma_ncu.settings import Settings
+from pragma_ncu.infra.errors import ToolchainError
+from pragma_ncu.infra.settings import Settings
 
 _NCU_REPORT = "extras/python/ncu_report.py"
 DEFAULT_ARCH = "sm_90"  # what kernels compile for where no GPU says its own
+
+
+@dataclass(frozen=True)
+class Check:
+    """One thing `doctor` looked for on this machine: found or not, what, and the fix."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
 
 
 @dataclass(frozen=True)

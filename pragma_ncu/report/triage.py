@@ -2,7 +2,7 @@
 Markdown: for each group its launches on both sides, then what today's per-kernel triage says
 of its representative launches. Groups that did not change get one paragraph; changed ones get
 the causes, metric deltas, launch changes, ncu rules, source lines and what to check. The
-one-screen overview is pragma_ncu.triage.overview; JSON is TriageReport.to_json."""
+one-screen overview is pragma_ncu.report.triage_overview; JSON is TriageReport.to_json."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import textwrap
 
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
+from pragma_ncu.report import markdown as md
+from pragma_ncu.report.triage_overview import headline, side_line
 from pragma_ncu.triage.causes import number
-from pragma_ncu.triage.overview import headline, side_line
 from pragma_ncu.triage.report import UNCHANGED, GroupTriage, KernelTriage, TriageReport
 
 WIDTH = 100
@@ -132,7 +132,7 @@ def report_text(report: TriageReport) -> str:
 
 
 def report_markdown(report: TriageReport) -> str:
-    """The same detail in Markdown (kernel names and text escaped as pragma_ncu.markdown
+    """The same detail in Markdown (kernel names and text escaped as pragma_ncu.report.markdown
     says: no entities, nothing a renderer would take for HTML)."""
     out = ["# pragma-ncu triage", ""]
     for role, side in (("BASE", report.base), ("NEW", report.new)):

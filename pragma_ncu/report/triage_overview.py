@@ -3,7 +3,7 @@ status), one row per changed kernel group (its time change with the confidence i
 GPU time it added or saved, its top cause and the evidence in a few words), the unchanged
 groups as a count, kernels added or removed, groups paired across builds, and the notes that
 apply to every kernel, said once. Text (100 columns) and Markdown (a pull-request comment);
-`--kernel NAME` shows a group's full detail instead (pragma_ncu.triage.render)."""
+`--kernel NAME` shows a group's full detail instead (pragma_ncu.report.triage)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from pragma_ncu import markdown as md
+from pragma_ncu.report import markdown as md
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
@@ -254,7 +254,8 @@ def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool =
 def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
     """The same for a pull-request comment: a table, and each changed group's diagnosis in a
     collapsed block. Kernel names go in code spans; other text is escaped only where Markdown
-    would read HTML in it (pragma_ncu.markdown), entities only inside the HTML of <summary>."""
+    would read HTML in it (pragma_ncu.report.markdown), entities only inside the HTML of
+    <summary>."""
     shown = shown_groups(report, top, show_all)
     head = headline(report)
     out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], ""]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu import sources
-from pragma_ncu.errors import InputError
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import InputError
 
 DEFAULT_NAME = ".pragma-ncu/runs.sqlite"
 SCHEMA_VERSION = 1

@@ -1,6 +1,6 @@
 """The task spec: a kernel, its arguments, launch geometry, problem shapes, tolerance, reference.
 
-Pure data. `load_spec` (in `specfile`) builds a `TaskSpec` from TOML; `TaskSpec.resolve` turns it
+Pure data. `load_spec` (in `spec.file`) builds a `TaskSpec` from TOML; `TaskSpec.resolve` turns it
 into a `ResolvedTask` of plain numbers for one shape and one parameter setting, which is what the
 worker receives.
 """
@@ -12,65 +12,52 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from pragma_ncu import dtypes, expr
-from pragma_ncu.dtypes import DType
-from pragma_ncu.errors import ExpressionError, SpecError
+from pragma_ncu.backends.builtin import builtin_rules
+from pragma_ncu.backends.rules import SpecRules
+from pragma_ncu.infra.errors import ExpressionError, SpecError
+from pragma_ncu.spec import dtypes, expr
+from pragma_ncu.spec.dtypes import DType
 
 ParamValue = int | float | bool | str
 
 
-@dataclass(frozen=True)
-class SpecRules:
-    """What a target asks of a spec beyond what every spec says, applied by the one validator
-    (`specfile`): the sources it takes (by suffix; a `.j2` template of one too), whether the
-    spec must give a [launch] (a C function has no launch geometry), the dtypes its arguments
-    may have (None: all) and why, and, when it refuses C++ template arguments, why."""
-
-    target: str
-    suffixes: tuple[str, ...]
-    launch_required: bool = True
-    dtypes: tuple[str, ...] | None = None
-    dtypes_reason: str = ""
-    template_args_refused: str = ""
-
-
-# The built-in targets' rules: a spec is read before any backend is loaded, so the spec layer
-# knows them; `pragma_ncu.backends.register` adds the rules of a target registered later.
-CUDA_RULES = SpecRules("cuda", (".cu",))
-CPU_RULES = SpecRules(
-    "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False,
-    dtypes=tuple(dtypes.c_types()), dtypes_reason="a type with a C equivalent on the CPU",
-    template_args_refused="no template arguments: a CPU kernel is a C function (declare C++ "
-                          "ones extern \"C\")")
-_RULES: dict[str, SpecRules] = {r.target: r for r in (CUDA_RULES, CPU_RULES)}
+# The rules of targets registered from outside, by name (a built-in target of the same name is
+# replaced); the built-in targets' come from their folders (backends.builtin).
+_registered: dict[str, SpecRules] = {}
 
 
 def register_rules(rules: SpecRules) -> None:
     """Make a target's sources known to the validator (a target of that name is replaced)."""
-    _RULES[rules.target] = rules
+    _registered[rules.target] = rules
 
 
 def unregister_rules(target: str) -> None:
     """Forget a registered target's rules (a built-in target's come back)."""
-    _RULES.pop(target, None)
-    _RULES.update({r.target: r for r in (CUDA_RULES, CPU_RULES) if r.target not in _RULES})
+    _registered.pop(target, None)
+
+
+def all_rules() -> tuple[SpecRules, ...]:
+    """Every target's rules: the built-in ones (the default first), then the registered."""
+    builtin = tuple(r for r in builtin_rules() if r.target not in _registered)
+    return (*builtin, *_registered.values())
 
 
 def rules_of(source: Path) -> SpecRules:
-    """The rules of the target that takes `source` (foo.cpp, foo.c.j2, ...); CUDA for a suffix
-    no target claims, as a .cu file's."""
+    """The rules of the target that takes `source` (foo.cpp, foo.c.j2, ...), a registered
+    target's before a built-in one's; the default target's for a suffix no target claims."""
     suffix = Path(source.name.removesuffix(".j2")).suffix.lower()
-    return next((r for r in reversed(_RULES.values()) if suffix in r.suffixes), CUDA_RULES)
+    every = all_rules()
+    return next((r for r in reversed(every) if suffix in r.suffixes), every[0])
 
 
 def target_of(source: Path) -> str:
-    """The name of the target that builds and runs `source`: 'cpu' for C/C++, 'cuda' for .cu."""
+    """The name of the target that builds and runs `source` (by its suffix)."""
     return rules_of(source).target
 
 
 def source_suffixes() -> tuple[str, ...]:
     """Every source suffix a target takes."""
-    return tuple(s for r in _RULES.values() for s in r.suffixes)
+    return tuple(s for r in all_rules() for s in r.suffixes)
 
 
 class Role(StrEnum):

@@ -1,7 +1,7 @@
 """A task described in Python, for scripts and notebooks: the same `TaskSpec` as a TOML spec,
-through the same validator (`specfile.parse_spec`), without writing a file.
+through the same validator (`spec.file.parse_spec`), without writing a file.
 
-    from pragma_ncu.describe import Arg, task_spec
+    from pragma_ncu.spec.describe import Arg, task_spec
 
     spec = task_spec(
         "examples/silu_and_mul.cu",
@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.errors import SpecError
-from pragma_ncu.spec import TaskSpec
-from pragma_ncu.specfile import parse_spec, spec_path_for
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.spec.file import parse_spec, spec_path_for
+from pragma_ncu.spec.model import TaskSpec
 
 Expr = str | int | float
 

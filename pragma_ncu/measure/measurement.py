@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pragma_ncu.stats import TimingStats
+from pragma_ncu.measure.stats import TimingStats
 
 
 class Status(StrEnum):

@@ -23,9 +23,9 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
-from pragma_ncu import expr
-from pragma_ncu.errors import TemplateError
-from pragma_ncu.spec import ParamValue, TaskSpec
+from pragma_ncu.infra.errors import TemplateError
+from pragma_ncu.spec import expr
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 INSTANCE_MARK = "// pragma-ncu: instantiate the template at this point"
 DEFINES_MARK = "{# pragma-ncu defines: "  # a jinja2 comment: it renders to nothing

@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from pragma_ncu.errors import SourceError
+from pragma_ncu.infra.errors import SourceError
 
 _CODEC, _KEEP = "utf-8", "surrogateescape"
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu import sources
+from pragma_ncu.infra import sources
 
 _log = logging.getLogger(__name__)  # ("log" is a compiler's output here)
 CACHE_FORMAT = "inputs-1"  # in every request key: entries of an older scheme are never read

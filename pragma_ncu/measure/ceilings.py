@@ -7,11 +7,13 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.roofline import DATASHEET_KEYS
-from pragma_ncu.runner import Runner
+from pragma_ncu.measure.roofline import DATASHEET_KEYS
+
+if TYPE_CHECKING:  # annotations only: a runner and a device are handed in
+    from pragma_ncu.knowledge.compendium import Compendium
+    from pragma_ncu.pool.runner import Device, Runner
 
 CEILING_BYTES = 1 << 30
 
@@ -78,7 +80,7 @@ class DeviceCeilings:
     """What `pragma-ncu ceilings` measured on one device: the device (its worker's DeviceInfo
     or HostInfo), its name, the copy ceiling and the compute ceilings."""
 
-    device: Any
+    device: Device
     name: str
     copy: Ceiling
     compute: ComputeCeiling
@@ -101,18 +103,31 @@ def compute_ceiling_for(runner: Runner, peaks_cubin: str, cache_file: Path,
     """This device's compute ceilings from the cache, or measured now and cached (per device
     and driver, like the copy ceiling)."""
     device = runner.hello()
-    cache = read_cache(cache_file)
-    if not refresh and device.cache_key in cache:
-        return ComputeCeiling(**{**cache[device.cache_key], "cached": True})
+    known = None if refresh else cached_compute(cache_file, device.cache_key)
+    if known is not None:
+        return known
     answer = runner.call({"op": "compute_ceiling", "peaks": peaks_cubin})
     if not answer.get("ok"):
         raise RuntimeError(f"measuring the compute ceilings failed: {answer.get('error')}")
     c = answer["ceiling"]
     result = ComputeCeiling(per_second=c["per_second"], vendor_tflops=c["vendor"],
                             device=device.name, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    cache[device.cache_key] = {k: v for k, v in asdict(result).items() if k != "cached"}
-    write_cache(cache_file, cache)
+    cache_compute(cache_file, device.cache_key, result)
     return result
+
+
+def cached_compute(cache_file: Path, key: str) -> ComputeCeiling | None:
+    """The compute ceilings cached for one device (its cache key: device and driver), or
+    None when they were never measured here."""
+    entry = read_cache(cache_file).get(key)
+    return ComputeCeiling(**{**entry, "cached": True}) if isinstance(entry, dict) else None
+
+
+def cache_compute(cache_file: Path, key: str, ceiling: ComputeCeiling) -> None:
+    """Keep a device's measured compute ceilings under its cache key."""
+    cache = read_cache(cache_file)
+    cache[key] = {k: v for k, v in asdict(ceiling).items() if k != "cached"}
+    write_cache(cache_file, cache)
 
 
 def cached_compute_for_device(cache_file: Path, device_name: str) -> ComputeCeiling | None:

@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu import dtypes, expr
-from pragma_ncu.errors import ExpressionError, SpecError
-from pragma_ncu.roofline import COMPUTE_KINDS
-from pragma_ncu.spec import (
+from pragma_ncu.backends.rules import SpecRules
+from pragma_ncu.infra.errors import ExpressionError, SpecError
+from pragma_ncu.measure.roofline import COMPUTE_KINDS
+from pragma_ncu.spec import dtypes, expr
+from pragma_ncu.spec.model import (
     DIM_EXPECTED,
     REFERENCE_LIBRARIES,
     WITHOUT_DEVICE,
@@ -24,7 +25,6 @@ from pragma_ncu.spec import (
     Reference,
     Role,
     Shape,
-    SpecRules,
     TaskSpec,
     Tolerance,
     is_dim,
@@ -72,7 +72,7 @@ def load_spec(spec_path: Path, kernel_path: Path | None = None) -> TaskSpec:
 def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None = None,
                where: str | None = None) -> TaskSpec:
     """Build a TaskSpec from parsed TOML data (or the same tables built in Python: see
-    `pragma_ncu.describe`); `where` names the source in messages (default: the spec's path)."""
+    `pragma_ncu.spec.describe`); `where` names the source in messages (default: the spec's path)."""
     w = where or str(spec_path)
     left = placeholders(data)
     if left:
@@ -401,10 +401,11 @@ def _check_names(spec: TaskSpec, w: str) -> None:
 def _check_target(spec: TaskSpec, rules: SpecRules, w: str) -> None:
     """What the kernel's target asks (e.g. a C/C++ function takes C types and is found by its
     C name)."""
+    allowed = tuple(dtypes.c_types()) if rules.c_types_only else rules.dtypes
     for i, a in enumerate(spec.args):
-        if rules.dtypes is not None and a.dtype.name not in rules.dtypes:
+        if allowed is not None and a.dtype.name not in allowed:
             raise SpecError(w, f"args[{i}].dtype", f"{rules.dtypes_reason} ("
-                            + ", ".join(rules.dtypes) + ")", a.dtype.name)
+                            + ", ".join(allowed) + ")", a.dtype.name)
     if spec.template_args and rules.template_args_refused:
         raise SpecError(w, "kernel.template_args", rules.template_args_refused,
                         list(spec.template_args))

@@ -1,27 +1,22 @@
-"""`doctor`: what this machine has for building, running and profiling kernels, with fixes."""
+"""The CUDA target's part of `doctor`: cuda-python, the GPU and its driver, nvcc, ncu, its
+Python report interface and the permission to read the GPU's counters, each with its fix."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from pragma_ncu.backends.cuda.build import build, harness_request
-from pragma_ncu.build import BuildCache
-from pragma_ncu.errors import NoGPUError, ToolchainError
-from pragma_ncu.runner import DeviceInfo, Runner
-from pragma_ncu.settings import Settings
-from pragma_ncu.toolchain import NcuInfo, NvccInfo, find_ncu, find_nvcc
+from pragma_ncu.backends.cuda.worker import selftest, worker_command
+from pragma_ncu.build.compile import BuildCache
+from pragma_ncu.infra.errors import NoGPUError, ToolchainError
+from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check, NcuInfo, NvccInfo, find_ncu, find_nvcc
+from pragma_ncu.pool.runner import DeviceInfo, Runner
 
 PROFILE_TIMEOUT_S = 120
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 def run_checks(settings: Settings, profile_check: bool = True) -> list[Check]:
@@ -30,9 +25,9 @@ def run_checks(settings: Settings, profile_check: bool = True) -> list[Check]:
     checks.append(gpu_check)
     if device is not None:
         checks.append(Check("driver", True, device.driver))
-    nvcc, nvcc_check = _nvcc(settings)
+    nvcc, nvcc_check = _found("nvcc", find_nvcc, settings)
     checks.append(nvcc_check)
-    ncu, ncu_check = _ncu(settings)
+    ncu, ncu_check = _found("ncu", find_ncu, settings)
     checks.append(ncu_check)
     if ncu is not None:
         checks.append(_ncu_report(settings, ncu))
@@ -50,8 +45,6 @@ def _cuda_python() -> Check:
 
 
 def _gpu(settings: Settings) -> tuple[DeviceInfo | None, Check]:
-    from pragma_ncu.backends.cuda.worker import worker_command
-
     try:
         with Runner(worker_command(settings), timeout_s=60) as runner:
             d = runner.hello()
@@ -63,20 +56,25 @@ def _gpu(settings: Settings) -> tuple[DeviceInfo | None, Check]:
     return d, Check("GPU", True, detail)
 
 
-def _nvcc(settings: Settings) -> tuple[NvccInfo | None, Check]:
-    try:
-        info = find_nvcc(settings)
-    except ToolchainError as exc:
-        return None, Check("nvcc", False, "not found", str(exc))
-    return info, Check("nvcc", True, f"{info.version} ({info.path})")
+class _Tool(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
 
 
-def _ncu(settings: Settings) -> tuple[NcuInfo | None, Check]:
+T = TypeVar("T", bound=_Tool)
+
+
+def _found(name: str, find: Callable[[Settings], T], settings: Settings
+           ) -> tuple[T | None, Check]:
+    """A tool as the settings find it (its version and path), or not found and how to get it."""
     try:
-        info = find_ncu(settings)
+        info = find(settings)
     except ToolchainError as exc:
-        return None, Check("ncu", False, "not found", str(exc))
-    return info, Check("ncu", True, f"{info.version} ({info.path})")
+        return None, Check(name, False, "not found", str(exc))
+    return info, Check(name, True, f"{info.version} ({info.path})")
 
 
 def _ncu_report(settings: Settings, ncu: NcuInfo) -> Check:
@@ -98,7 +96,7 @@ def _counters(settings: Settings, ncu: NcuInfo, nvcc: NvccInfo, device: DeviceIn
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [ncu.path, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg",
                "-k", "regex:fill_", "-c", "1", "--target-processes", "all",
-               settings.python, "-m", "pragma_ncu.backends.cuda.worker.selftest",
+               settings.python, "-m", selftest.__name__,
                str(harness.cubin_path)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from pragma_ncu.errors import ExitStatus
+from pragma_ncu.infra.errors import ExitStatus
+from pragma_ncu.report.triage_overview import change_text, duration_text, headline, signed_duration
 from pragma_ncu.triage.groups import KernelGroup
-from pragma_ncu.triage.overview import change_text, duration_text, headline, signed_duration
 from pragma_ncu.triage.report import REGRESSION, GroupTriage, TriageReport
 
 SUITE = "pragma-ncu triage"

@@ -1,8 +1,8 @@
 """The parent side of the worker: spawn it, send requests, enforce timeouts, survive crashes.
 
-A worker is a fresh Python process (`python -m pragma_ncu.worker`, never a fork) in its own
-process group; on a timeout the whole group is killed. After a crash, a hang or a sticky CUDA
-error, the next request starts a new worker.
+A worker is a fresh Python process (`python -m pragma_ncu.worker --side MODULE`, never a
+fork) in its own process group; on a timeout the whole group is killed. After a crash, a hang
+or a sticky CUDA error, the next request starts a new worker.
 """
 
 from __future__ import annotations
@@ -19,15 +19,36 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import IO, Any
+from dataclasses import asdict, dataclass, replace
+from typing import IO, Any, Protocol
 
-from pragma_ncu.errors import NoGPUError, WorkerProtocolError
-from pragma_ncu.measurement import Measurement, Status
+from pragma_ncu.infra.errors import NoGPUError, WorkerProtocolError
+from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.worker.protocol import EvalRequest, encode
 
 HELLO_TIMEOUT_S = 120.0
 log = logging.getLogger(__name__)
+
+
+class Device(Protocol):
+    """The device a target's worker opened, as every command reports it: a GPU's
+    DeviceInfo, a host's HostInfo, a registered target's own."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def cache_key(self) -> str:
+        """Identifies the device (and what its measured facts depend on) in caches."""
+        ...
+
+    def summary(self) -> str:
+        """What it is, in one line ("NVIDIA H200 (sm_90, 132 SMs, ...)")."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """Its facts, as the JSON outputs give them."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -65,10 +86,17 @@ class DeviceInfo:
         """Identifies this GPU and driver in caches of measured facts (the copy ceiling)."""
         return f"{self.uuid}:{self.driver_version}"
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return (f"{self.name} (sm_{self.compute_capability.replace('.', '')}, {self.sm_count} "
+                f"SMs, L2 {self.l2_bytes >> 20} MiB, driver {self.driver})")
+
 
 @dataclass(frozen=True)
 class HostInfo:
-    """The host a CPU worker (`python -m pragma_ncu.worker --cpu`) runs on."""
+    """The host a CPU worker (the CPU target's worker side) runs on."""
 
     name: str
     cores: int  # CPUs the worker may run on (its affinity)
@@ -86,6 +114,12 @@ class HostInfo:
     def cache_key(self) -> str:
         """Identifies this host in caches of measured facts (the copy ceiling)."""
         return f"{self.name}:{self.cores}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return f"{self.name} ({self.cores} cores, {self.machine}, LLC {self.llc_bytes >> 20} MiB)"
 
 
 class WorkerDied(Exception):
@@ -176,7 +210,7 @@ class Runner:
                  env: dict[str, str] | None = None,
                  describe: Callable[[dict[str, Any]], Any] = DeviceInfo.from_json) -> None:
         """`describe` turns the worker's hello into its device noun: DeviceInfo.from_json for the
-        GPU worker, HostInfo.from_json for the CPU worker (`... -m pragma_ncu.worker --cpu`)."""
+        GPU worker, HostInfo.from_json for the CPU worker (each target's `describe`)."""
         self.command = list(command)
         self.timeout_s = timeout_s
         self.env = env

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pragma_ncu.errors import ExpressionError
+from pragma_ncu.infra.errors import ExpressionError
 
 Number = int | float | bool
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragma_ncu import kernel_template as template
-from pragma_ncu import sources
-from pragma_ncu.build import BuildRequest, BuildResult
-from pragma_ncu.errors import SpecError
-from pragma_ncu.spec import ParamValue, ResolvedTask, TaskSpec
+from pragma_ncu.build.compile import BuildRequest, BuildResult
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import SpecError
+from pragma_ncu.spec import template as template
+from pragma_ncu.spec.model import ParamValue, ResolvedTask, TaskSpec
 from pragma_ncu.worker.protocol import (
     CheckConfig,
     EvalRequest,
@@ -30,7 +30,7 @@ def read_source(spec: TaskSpec) -> str:
 def build_request(spec: TaskSpec, arch: str, params: dict[str, ParamValue] | None = None,
                   source: str | None = None, render_dir: Path | None = None) -> BuildRequest:
     """The nvcc job for `spec`'s kernel at `params` (defaults where not given): macros, flags,
-    and the template instantiated (see `kernel_template`).
+    and the template instantiated (see `spec.template`).
 
     A rendered jinja2 template is written under `render_dir` (content-addressed) so that the
     line table, ncu's source view and compiler messages point at a file that exists.
@@ -74,7 +74,7 @@ def reference_spec(spec: TaskSpec, original: KernelRef | None) -> ReferenceSpec:
 
 
 def check_config(spec: TaskSpec, task: ResolvedTask, seeds: tuple[int, ...]) -> CheckConfig:
-    from pragma_ncu import dtypes
+    from pragma_ncu.spec import dtypes
 
     tolerances = []
     for a in task.args:

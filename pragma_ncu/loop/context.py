@@ -1,0 +1,83 @@
+"""What a tune run works with: its options, what stays fixed for the run (`Context`), what
+changes from round to round (`State`), and the spec each variant is built with (`spec_of`).
+The rounds (`rounds`) and the source moves' side of the loop (`moves`) both read these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pragma_ncu.backends.base import Session
+from pragma_ncu.coder.llm_coder import LLMCoder
+from pragma_ncu.coder.variant import Variant, variant_spec
+from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.diagnose.cite import Knowledge
+from pragma_ncu.diagnose.findings import Diagnosis
+from pragma_ncu.infra.progress import Notice, Progress
+from pragma_ncu.infra.store import Store
+from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
+from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.spec.model import Shape, TaskSpec
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    tuned: tuple[str, ...]  # shapes timed; the spec's others are verified only
+    policy: Policy = field(default_factory=Policy)
+    search: SearchOptions = field(default_factory=SearchOptions)
+    side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test (up to 4x
+    # that while the acceptance rule cannot tell the two apart)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What stays fixed for a run."""
+
+    spec: TaskSpec  # the user's spec (the original variant's)
+    base: dict[str, Any]  # the user's spec tables, for variants' overlays
+    spec_text: str
+    backend: Session  # the target's session (or, in tests, a simulated one)
+    knowledge: Knowledge
+    store: Store
+    run_id: str
+    run_dir: Path
+    options: TuneOptions
+    coder: LLMCoder | None = None
+    llm_label: str = "none"  # model@endpoint, never the key
+    notice: Notice = lambda _: None
+    progress: Progress | None = None  # each search and re-test as phases (None: lines only)
+
+    @property
+    def tuned_shapes(self) -> tuple[Shape, ...]:
+        return tuple(self.spec.shape_named(n) for n in self.options.tuned)
+
+    @property
+    def check_shapes(self) -> tuple[Shape, ...]:
+        return tuple(s for s in self.spec.shapes if s.name not in self.options.tuned)
+
+
+@dataclass
+class State:
+    """What changes from round to round."""
+
+    best: KernelState
+    best_variant: Variant
+    diagnosis: Diagnosis | None
+    records: list[RoundRecord]
+    evaluators: dict[str, tuple[TaskSpec, Evaluator]] = field(default_factory=dict)
+
+    @property
+    def history(self) -> tuple[Decision, ...]:
+        return tuple(r.decision for r in self.records)
+
+
+def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
+    """The spec a variant is built and checked with (the user's own for the original)."""
+    if variant.origin == "original" and not variant.overlay:
+        return ctx.spec
+    spec = variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
+    # an overlay never changes the reference: keep the user's (a spec built in Python imports
+    # its reference function from a folder of its own, not from the spec's)
+    return replace(spec, reference=ctx.spec.reference)
