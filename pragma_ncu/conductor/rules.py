@@ -13,7 +13,8 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
             With an LLM and the best far below the roofline, a rewrite is asked for instead,
             after the source moves.
 4. moves    the source moves (pragma_ncu.coder.moves) that the best's top findings call for,
-            that fit its source and were not tried yet: cheap, so they come before any LLM
+            that fit its source and were not tried yet (DRAM traffic below the roofline
+            calling for the moves of exposed latency): cheap, so they come before any LLM
             rewrite, and while one is left the run does not stop for want of patience.
 5. rewrite  structural guidance from the compendium's strategies for the top bottleneck; with
             no LLM the run stops there and the trace says what a rewrite would have tried.
@@ -39,6 +40,12 @@ MOVE_FINDINGS = 3  # the top findings whose classes call for source moves
 # A finding's score estimates the share of the time its cause accounts for, which bounds what
 # answering it can gain: below a tenth, a move could not win beyond the re-test's noise.
 MOVE_MIN_SCORE = 0.1
+# A class that, while the best runs below its attainable roofline, also reads as another: DRAM
+# traffic that carries the time but moves below the roofline moves its bytes too slowly, not too
+# many of them (the detector's own reading: "more bytes in flight could push it to the
+# roofline"), so the moves that put more bytes in flight answer it as they answer exposed
+# memory latency. At the roofline (where the run stops) only fewer bytes help.
+BELOW_ROOFLINE_ALSO = {"memory_bandwidth": "memory_latency"}
 
 
 @dataclass(frozen=True)
@@ -211,18 +218,26 @@ def _moves(s: Situation, policy: Policy, base: Decision) -> Decision | None:
 
 def called_moves(s: Situation) -> tuple[MoveChoice, ...]:
     """The untried moves that fit the best's source and that its top findings (those that
-    account for a tenth of the time or more) call for, in the findings' order."""
+    account for a tenth of the time or more) call for, in the findings' order. Where the
+    diagnosis finds the best below its roofline, a finding's class also calls for the moves of
+    the class it reads as there (BELOW_ROOFLINE_ALSO)."""
     if s.diagnosis is None:
         return ()
     tried = {c.move for d in s.history for c in d.moves}
+    below = not s.diagnosis.roofline.at_roofline
     out: dict[str, MoveChoice] = {}
     for f in s.diagnosis.findings[:MOVE_FINDINGS]:
         if f.score < MOVE_MIN_SCORE:
             continue
+        also = BELOW_ROOFLINE_ALSO.get(f.bottleneck) if below else None
         for m in s.moves:
-            if m.applies and m.name not in tried and m.name not in out and \
-                    f.bottleneck in m.answers:
+            if not m.applies or m.name in tried or m.name in out:
+                continue
+            if f.bottleneck in m.answers:
                 out[m.name] = MoveChoice(m.name, f.bottleneck, m.why)
+            elif also in m.answers:
+                out[m.name] = MoveChoice(m.name, f.bottleneck, f"{m.why} ({f.bottleneck} "
+                                         f"below the roofline reads as {also})")
     return tuple(out.values())
 
 

@@ -144,6 +144,29 @@ def test_findings_below_a_tenth_of_the_time_call_for_nothing() -> None:
     assert [c.move for c in called_moves(lifted)] == ["unroll"]
 
 
+def test_dram_traffic_below_the_roofline_calls_for_more_bytes_in_flight() -> None:
+    """copy_few_blocks moves its bytes at 43% of the copy ceiling: after the grid's moves, its
+    memory-bandwidth finding (46% of the time) reads as exposed latency, so the moves that put
+    more bytes in flight come too, each naming the finding and the reading."""
+    d = decide(situation("copy_few_blocks"), Policy(), knowledge())
+    assert d.action == "moves", d.reason
+    assert [c.move for c in d.moves] == ["block_size", "grid_size", "readonly", "unroll"]
+    latency = [c for c in d.moves if c.move in ("readonly", "unroll")]
+    assert all(c.finding == "memory_bandwidth" for c in latency)
+    assert all("below the roofline reads as memory_latency" in c.why for c in latency)
+
+
+def test_dram_traffic_at_the_roofline_calls_for_nothing_the_same_kernel_below_it_would() -> None:
+    """copy_half is at the roofline (99% of the copy ceiling): no move, although unroll fits
+    its loop. The same findings with the diagnosis saying "below the roofline" call unroll."""
+    diagnosis, _, _ = read("copy_half")
+    assert diagnosis.roofline.at_roofline
+    assert decide(situation("copy_half"), Policy(), knowledge()).action == "stop"
+    below = replace(situation("copy_half"), diagnosis=replace(
+        diagnosis, roofline=replace(diagnosis.roofline, at_roofline=False)))
+    assert [(c.move, c.finding) for c in called_moves(below)] == [("unroll", "memory_bandwidth")]
+
+
 def test_a_round_takes_the_moves_its_budget_can_search_and_the_rest_wait() -> None:
     """unroll (5 values), readonly (2) and fast_math (3) all called for: a budget of 12
     points takes the first two (10 points); fast_math waits for the next round."""
