@@ -65,3 +65,28 @@ def test_rerendering_gives_the_committed_markdown(path: Path) -> None:
     run, rounds = _load(path)
     trace = Trace(RunRow(**run), tuple(rounds))
     assert render_markdown(trace) == path.with_suffix(".md").read_text()
+
+
+MOVES_RUNS = sorted(TRACES.glob("*-moves.h100.json"))  # tools/gpu_moves_check.sh, on H100s
+
+
+def test_the_moves_traces_are_committed() -> None:
+    assert [p.name.split(".")[0] for p in MOVES_RUNS] == [
+        "axpby_fixed_grid-moves", "frames_wsum-moves", "gamma_lut-moves"]
+
+
+@pytest.mark.parametrize("path", MOVES_RUNS, ids=lambda p: p.name)
+def test_a_moves_trace_shows_each_move_with_its_finding_knobs_and_effect(path: Path) -> None:
+    """Issue 26: for each move the finding that called for it, the knob values searched, the
+    winner's values and the measured effect; the source diff where the move edits the source
+    (a flag or launch knob has none); more than one move won; re-rendering gives the md."""
+    run, rounds = _load(path)
+    trials = [t for r in rounds if r.action == "moves" for t in r.moves]
+    called = {c.move: c.finding for r in rounds for c in r.decision.moves}
+    assert trials and all(t.finding == called[t.move] for t in trials)
+    for t in (t for t in trials if t.status == "searched"):
+        assert t.knobs and set(t.won) == set(t.knobs) and t.effect is not None
+        assert t.diff or t.move in ("fast_math", "cache_policy", "block_size", "grid_size")
+    assert sum(t.taken for t in trials) >= 2
+    assert render_markdown(Trace(RunRow(**run), tuple(rounds))) == \
+        path.with_suffix(".md").read_text()
