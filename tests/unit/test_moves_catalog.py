@@ -148,6 +148,73 @@ def test_smem_pad_leaves_skewed_rows_alone(tmp_path: Path) -> None:
     assert "no __shared__" in refused("smem_pad", loop_spec(tmp_path))
 
 
+# --- smem_skew ------------------------------------------------------------------------------
+
+SEARCH = """extern "C" __global__ void k(const float* x, const float* table, int* q, int n)
+{
+    __shared__ float mid[256];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = threadIdx.x;
+    mid[t] = table[t];
+    __syncthreads();
+    if (i >= n) return;
+    int lo = 0, hi = 255;
+    while (lo < hi) {
+        const int m = (lo + hi) >> 1;
+        if (mid[m] > x[i]) hi = m; else lo = m + 1;
+    }
+    q[i] = lo;
+}
+"""
+
+
+def test_smem_skew_skews_a_1d_array_and_every_access_the_same_way(tmp_path: Path) -> None:
+    """A binary search's probes at depth d lie 256 / 2^d apart (one bank from depth 3): the
+    skew adds one element every 32 words to the size and to every index alike."""
+    spec = spec_of(tmp_path, SEARCH)
+    a = applied("smem_skew", spec)
+    assert a.sites == ("mid[256] (line 3, 2 accesses)",)
+    on = rendered(spec, [a], PNCU_SMEM_SKEW=1)
+    assert "__shared__ float mid[256 + (256 >> 5)];" in on
+    assert "mid[t + (t >> 5)] = table[t];" in on and "if (mid[m + (m >> 5)] > x[i])" in on
+    assert rendered(spec, [a]) == SEARCH
+    wide = SEARCH.replace("float mid[256]", "double mid[2 * 128]").replace("mid[m]", "mid[m + 1]")
+    on = rendered(spec_of(tmp_path, wide), [applied("smem_skew", spec_of(tmp_path, wide))],
+                  PNCU_SMEM_SKEW=1)
+    assert "double mid[(2 * 128) + ((2 * 128) >> 4)];" in on  # 16 doubles fill the banks
+    assert "mid[(m + 1) + ((m + 1) >> 4)]" in on
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ("mid[m] > x[i]", ""),  # (the source as written qualifies)
+    ("*(mid + m) > x[i]", "used other than element by element"),
+    ("mid[m] > x[i] + sizeof(mid)", "used other than element by element"),
+    ("mid[m++ - 1] > x[i]", "side effect"),
+    ("mid[min(m, 254)] > x[i]", "side effect or a call"),
+    ("mid[(int)mid[m]] > x[i]", "nested accesses"),
+])
+def test_smem_skew_leaves_alone_what_the_skew_would_break(tmp_path: Path, change: str,
+                                                         why: str) -> None:
+    source = SEARCH.replace("mid[m] > x[i]", change)
+    if why:
+        assert why in refused("smem_skew", spec_of(tmp_path, source))
+    else:
+        applied("smem_skew", spec_of(tmp_path, source))
+
+
+def test_smem_skew_refuses_tiles_constant_indices_and_other_element_sizes(tmp_path: Path) -> None:
+    assert "no __shared__ array of one dimension" in refused(
+        "smem_skew", spec_of(tmp_path, TRANSPOSE, block=("32", "8")))  # smem_pad's
+    constant = SEARCH.replace("mid[t] = table[t]", "mid[0] = table[t]").replace(
+        "mid[m] > x[i]", "mid[7] > x[i]")
+    assert "every index is a constant" in refused("smem_skew", spec_of(tmp_path, constant))
+    halves = SEARCH.replace("__shared__ float mid", "__shared__ short mid")
+    assert "not of 4 or 8 bytes" in refused("smem_skew", spec_of(tmp_path, halves))
+    dynamic = SEARCH.replace("__shared__ float mid[256];", "extern __shared__ float mid[];")
+    assert "no __shared__ array of one dimension" in refused(
+        "smem_skew", spec_of(tmp_path, dynamic))
+
+
 # --- readonly -------------------------------------------------------------------------------
 
 ALIASING = """extern "C" __global__ void k(float* out, float* frames, const float* w, int K, int C)
