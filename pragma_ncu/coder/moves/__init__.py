@@ -19,14 +19,12 @@ from pragma_ncu.coder.moves import (
     launch_bounds,
     readonly,
     smem_pad,
-    smem_skew,
     unroll,
 )
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
-    smem_skew.MOVE,
     coarsen.MOVE,
     readonly.MOVE,
     unroll.MOVE,

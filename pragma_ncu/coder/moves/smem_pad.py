@@ -22,10 +22,15 @@ NAME = "smem_pad"
 KNOB = "PNCU_SMEM_PAD"
 VALUES = (0, 1, 2)
 BANK_WORDS = 32
+SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
+         "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8,
+         "half": 2, "__half": 2, "__nv_bfloat16": 2, "short": 2, "unsigned short": 2,
+         "char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "float2": 8, "int2": 8,
+         "float4": 16, "int4": 16, "__half2": 4, "half2": 4, "__nv_bfloat162": 4}
 
 
 def apply(subject: Subject) -> Applied | Refused:
-    arrays = [a for a in ts.shared_arrays(subject.tree) if len(a[2]) >= 2]
+    arrays = _shared_arrays(subject)
     if not arrays:
         return Refused(NAME, "no __shared__ array of two or more dimensions")
     edits, sites, reasons = [], [], []
@@ -44,6 +49,28 @@ def apply(subject: Subject) -> Applied | Refused:
     if not edits:
         return Refused(NAME, "; ".join(reasons))
     return Applied(NAME, (Knob(KNOB, VALUES, 0),), tuple(edits), tuple(sites))
+
+
+def _shared_arrays(subject: Subject) -> list[tuple[str, Node, list[Node]]]:
+    """(name, declaration, [size nodes]) of the file's __shared__ arrays of two or more
+    dimensions with sizes given (extern, unsized ones are left out)."""
+    out = []
+    for decl in ts.walk(subject.tree):
+        quals = [ts.text(c) for c in decl.children if c.type == "type_qualifier"]
+        if decl.type != "declaration" or "__shared__" not in quals:
+            continue
+        for declarator in decl.children_by_field_name("declarator"):
+            dims: list[Node] = []
+            node = declarator
+            while node is not None and node.type == "array_declarator":
+                size = node.child_by_field_name("size")
+                if size is None:
+                    break
+                dims.insert(0, size)
+                node = node.child_by_field_name("declarator")
+            if node is not None and node.type == "identifier" and len(dims) >= 2:
+                out.append((ts.text(node), decl, dims))
+    return out
 
 
 def _unfit(subject: Subject, name: str, decl: Node, dims: list[Node]) -> str:
@@ -90,7 +117,7 @@ def _row_varies(identifier: Node, depth: int, varying: set[str]) -> bool:
 def _row_words(subject: Subject, decl: Node, size: Node) -> int | None:
     """The length of a row in 4-byte words, when the element type and size are known."""
     type_name = ts.text(decl.child_by_field_name("type")).strip()
-    item = ts.ELEMENT_BYTES.get(type_name)
+    item = SIZES.get(type_name)
     if item is None:
         return None
     try:

@@ -278,33 +278,3 @@ def _lane_dependent(node: Node, varying: set[str]) -> bool:
         if n.type == "identifier" and text(n) in varying:
             return True
     return False
-
-
-ELEMENT_BYTES = {  # bytes of an element type a shared array may hold
-    "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
-    "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8,
-    "half": 2, "__half": 2, "__nv_bfloat16": 2, "short": 2, "unsigned short": 2,
-    "char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "float2": 8, "int2": 8,
-    "float4": 16, "int4": 16, "__half2": 4, "half2": 4, "__nv_bfloat162": 4}
-
-
-def shared_arrays(root: Node) -> list[tuple[str, Node, list[Node]]]:
-    """(name, declaration, [size nodes]) of the file's __shared__ arrays with their sizes
-    given (extern, unsized ones are left out), the sizes in the order written."""
-    out = []
-    for decl in walk(root):
-        quals = [text(c) for c in decl.children if c.type == "type_qualifier"]
-        if decl.type != "declaration" or "__shared__" not in quals:
-            continue
-        for declarator in decl.children_by_field_name("declarator"):
-            dims: list[Node] = []
-            node = declarator
-            while node is not None and node.type == "array_declarator":
-                size = node.child_by_field_name("size")
-                if size is None:
-                    break
-                dims.insert(0, size)
-                node = node.child_by_field_name("declarator")
-            if node is not None and node.type == "identifier" and dims:
-                out.append((text(node), decl, dims))
-    return out
