@@ -4,6 +4,8 @@ and `decide` asked what comes next, as the tune loop would after round 0 or a la
 
 from __future__ import annotations
 
+import gzip
+import json
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -24,6 +26,7 @@ from pragma_ncu.conductor.rules import (
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.loop.moves import hot_lines, options_of
 from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.profile.profiles import profile_from_json
 from pragma_ncu.spec.file import load_spec
 from tests.corpus_eval import EXPECTED, collection, knowledge
 from tests.fakes.tuner import H200_LIMITS
@@ -181,3 +184,29 @@ def test_a_round_takes_the_moves_its_budget_can_search_and_the_rest_wait() -> No
         ["fast_math"]
     # the first always, even over the budget; then what still fits (2 x 2 > 4: none)
     assert [c.move for c in decide(s, Policy(move_points=4), knowledge()).moves] == ["unroll"]
+
+
+def test_bank_conflicts_on_a_1d_table_call_for_no_pad_and_the_setup_is_coarsened() -> None:
+    """codebook_quant as recorded on an H100 (2026-11-26, round 0 of tools/gpu_moves_check.sh):
+    its binary search over a 256-entry shared table conflicts (the top finding). smem_pad
+    refuses a 1-D array (a skew of the index, tried, removed the conflicts and was 7% slower:
+    docs/tune.md), so the first move is coarsen, for the per-block table setup."""
+    data = json.loads(gzip.decompress(
+        (ROOT / "tests" / "fixtures" / "moves" / "codebook_quant-h100.profile.json.gz")
+        .read_bytes()))
+    profile = profile_from_json(data)
+    diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
+    assert diagnosis.findings[0].bottleneck == "shared_bank_conflicts"
+    spec = load_spec(ROOT / "examples" / "moves" / "codebook_quant.toml")
+    base = asm.base_of(original_variant(spec), spec, {})
+    subject = asm.subject_of(base, spec, {}, hot_lines(diagnosis, base.filename), None,
+                             H200_LIMITS)
+    options = options_of(subject)
+    pad = next(o for o in options if o.name == "smem_pad")
+    assert not pad.applies and "two or more dimensions" in pad.reason
+    best = KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
+                       ceiling_fraction=0.5)
+    s = Situation(0, best, None, None, False, "", None, diagnosis, spec.params, moves=options)
+    d = decide(s, Policy(move_points=24), knowledge())
+    assert d.action == "moves", d.reason
+    assert [(c.move, c.finding) for c in d.moves] == [("coarsen", "latency_bound")]
