@@ -92,6 +92,12 @@ class Subject:
     def data(self) -> bytes:
         return encode(self.text)
 
+    @property
+    def one_dimensional(self) -> bool:
+        """The launch's grid and block have one dimension (any others written as 1)."""
+        launch = self.spec.launch
+        return all(d.strip() == "1" for d in (*launch.grid[1:], *launch.block[1:]))
+
 
 @dataclass(frozen=True)
 class Move:

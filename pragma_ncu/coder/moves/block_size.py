@@ -39,7 +39,7 @@ GLOBAL_INDEX = re.compile(rf"blockIdx\.x{_CAST}blockDim\.x|blockDim\.x{_CAST}blo
 def apply(subject: Subject) -> Applied | Refused:
     launch = subject.spec.launch
     block = [b.strip() for b in launch.block]
-    if any(b != "1" for b in block[1:]) or any(g.strip() != "1" for g in launch.grid[1:]):
+    if not subject.one_dimensional:
         return Refused(NAME, "the launch is not one-dimensional")
     if not _LITERAL.match(block[0]):
         return Refused(NAME, f"the block size is an expression ({block[0]}): a parameter of the "
@@ -67,7 +67,7 @@ def _unfit(subject: Subject, size: int) -> str:
     kernel = subject.kernel
     if any(c.type == "launch_bounds" for c in kernel.children):
         return "the kernel has __launch_bounds__ (written for its block size)"
-    reach = [kernel, *ts.callees(subject.tree, kernel)]
+    reach = ts.reached(subject)
     if not any(ts.uses_builtin(fn, "blockDim") for fn in reach):
         return ("the kernel never reads blockDim: its code assumes the block size (a tile or "
                 "a thread count written as a number)")
@@ -88,8 +88,7 @@ def _uncovered(subject: Subject, size: int) -> str:
         return f"the dynamic shared memory ({launch.shared_mem}) is sized by the block"
     if re.search(rf"\b{size}\b", launch.grid[0]):
         return ""
-    reach = [re.sub(r"\s+", "", ts.text(fn))
-             for fn in (subject.kernel, *ts.callees(subject.tree, subject.kernel))]
+    reach = [ts.compact(fn) for fn in ts.reached(subject)]
     if any(grid_strided(code) for code in reach):  # covers its elements at any size
         return ""
     if any(GLOBAL_INDEX.search(code) for code in reach):

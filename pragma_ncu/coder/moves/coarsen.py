@@ -50,8 +50,7 @@ FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
 
 def apply(subject: Subject) -> Applied | Refused:
     grid = [g.strip() for g in subject.spec.launch.grid]
-    block = [b.strip() for b in subject.spec.launch.block]
-    if any(g != "1" for g in grid[1:]) or any(b != "1" for b in block[1:]):
+    if not subject.one_dimensional:
         return Refused(NAME, "the launch is not one-dimensional")
     found = _shape(subject)
     if isinstance(found, Refused):

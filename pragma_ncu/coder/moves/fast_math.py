@@ -32,8 +32,7 @@ def apply(subject: Subject) -> Applied | Refused:
     if any(a in flags for a in ALREADY) or any(
             p.flag and "fast_math" in p.flag for p in subject.spec.params):
         return Refused(NAME, "the build uses fast math already")
-    functions = [subject.kernel, *ts.callees(subject.tree, subject.kernel)]
-    found = sorted({name for f in functions for name in _math(f)})
+    found = sorted({name for f in ts.reached(subject) for name in _math(f)})
     if not found:
         return Refused(NAME, "the kernel calls no single-precision function, float division "
                              "or square root that fast math would change")

@@ -14,8 +14,6 @@ the launch as written; the source is not edited.
 
 from __future__ import annotations
 
-import re
-
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 from pragma_ncu.coder.moves.block_size import GLOBAL_INDEX, grid_strided
@@ -29,11 +27,9 @@ VALUES = (1, 2, 4, 8, 16)
 
 def apply(subject: Subject) -> Applied | Refused:
     launch = subject.spec.launch
-    if any(g.strip() != "1" for g in launch.grid[1:]) or \
-            any(b.strip() != "1" for b in launch.block[1:]):
+    if not subject.one_dimensional:
         return Refused(NAME, "the launch is not one-dimensional")
-    code = [re.sub(r"\s+", "", ts.text(fn))
-            for fn in (subject.kernel, *ts.callees(subject.tree, subject.kernel))]
+    code = [ts.compact(fn) for fn in ts.reached(subject)]
     if not any(grid_strided(c) for c in code):
         return Refused(NAME, "no grid-stride loop (i += gridDim.x * blockDim.x): the grid "
                              "decides which elements are covered")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pragma_ncu.coder.moves.base import Node
+from pragma_ncu.coder.moves.base import Node, Subject
 
 LOOPS = ("for_statement", "while_statement", "do_statement")
 _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
@@ -83,6 +83,16 @@ def callees(root: Node, fn: Node, depth: int = 3) -> list[Node]:
                         nxt.append(g)
         frontier = nxt
     return seen
+
+
+def reached(subject: Subject) -> tuple[Node, ...]:
+    """The kernel and the functions of its file that it calls: the code that runs."""
+    return (subject.kernel, *callees(subject.tree, subject.kernel))
+
+
+def compact(node: Node) -> str:
+    """A node's text with every space and line break taken out (for patterns over code)."""
+    return re.sub(r"\s+", "", text(node))
 
 
 def call_names(node: Node | None) -> list[str]:

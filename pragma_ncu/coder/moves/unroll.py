@@ -37,7 +37,7 @@ def apply(subject: Subject) -> Applied | Refused:
 
 
 def _chosen(subject: Subject) -> tuple[list[Node], str]:
-    functions = (subject.kernel, *ts.callees(subject.tree, subject.kernel))
+    functions = ts.reached(subject)
     candidates = [n for f in functions for n in ts.walk(ts.body(f)) if n.type == "for_statement"]
     eligible = [n for n in candidates if _eligible(n, subject)]
     if not candidates:
