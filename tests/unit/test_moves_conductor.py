@@ -28,6 +28,7 @@ from pragma_ncu.loop.moves import hot_lines, options_of
 from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, RangeChange
 from pragma_ncu.profile.profiles import profile_from_json
 from pragma_ncu.spec.file import load_spec
+from pragma_ncu.spec.model import TaskSpec
 from tests.corpus_eval import EXPECTED, collection, knowledge
 from tests.fakes.tuner import H200_LIMITS
 
@@ -40,19 +41,30 @@ def read(name: str) -> tuple[Diagnosis, tuple[MoveOption, ...], tuple]:  # type:
     profile, kernel = collection("ours")[name]
     diagnosis = diagnose_in(profile, kernel, knowledge())
     spec = load_spec((ROOT / "examples" / "corpus" / str(EXPECTED[name]["spec"])).resolve())
+    registers = kernel.value("launch__registers_per_thread")
+    return diagnosis, moves_of(spec, diagnosis, int(registers) if registers else None), \
+        spec.params
+
+
+def moves_of(spec: TaskSpec, diagnosis: Diagnosis, registers: int | None
+             ) -> tuple[MoveOption, ...]:
+    """The moves read against the spec's kernel at its defaults, with the profile's hot lines."""
     point = spec.default_params()
     base = asm.base_of(original_variant(spec), spec, point)
-    registers = kernel.value("launch__registers_per_thread")
-    subject = asm.subject_of(base, spec, point, hot_lines(diagnosis, base.filename),
-                             int(registers) if registers else None, H200_LIMITS)
-    return diagnosis, options_of(subject), spec.params
+    return options_of(asm.subject_of(base, spec, point, hot_lines(diagnosis, base.filename),
+                                     registers, H200_LIMITS))
+
+
+def baseline(fraction: float) -> KernelState:
+    """The original at round 0, verified, at `fraction` of its roofline."""
+    return KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
+                       ceiling_fraction=fraction)
 
 
 def situation(name: str, round_: int = 0, history: tuple[Decision, ...] = (),
               fraction: float = 0.5, accepted: bool = False) -> Situation:
     diagnosis, options, params = read(name)
-    best = KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
-                       ceiling_fraction=fraction)
+    best = baseline(fraction)
     return Situation(round_, best, best if round_ else None, best if round_ else None, accepted,
                      "", None, diagnosis, params, history=history, moves=options)
 
@@ -198,15 +210,11 @@ def test_bank_conflicts_on_a_1d_table_call_for_no_pad_and_the_setup_is_coarsened
     diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
     assert diagnosis.findings[0].bottleneck == "shared_bank_conflicts"
     spec = load_spec(ROOT / "examples" / "moves" / "codebook_quant.toml")
-    base = asm.base_of(original_variant(spec), spec, {})
-    subject = asm.subject_of(base, spec, {}, hot_lines(diagnosis, base.filename), None,
-                             H200_LIMITS)
-    options = options_of(subject)
+    options = moves_of(spec, diagnosis, None)
     pad = next(o for o in options if o.name == "smem_pad")
     assert not pad.applies and "two or more dimensions" in pad.reason
-    best = KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
-                       ceiling_fraction=0.5)
-    s = Situation(0, best, None, None, False, "", None, diagnosis, spec.params, moves=options)
+    s = Situation(0, baseline(0.5), None, None, False, "", None, diagnosis, spec.params,
+                  moves=options)
     d = decide(s, Policy(move_points=24), knowledge())
     assert d.action == "moves", d.reason
     assert [(c.move, c.finding) for c in d.moves] == [("coarsen", "latency_bound")]
