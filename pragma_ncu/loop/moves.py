@@ -51,7 +51,8 @@ def options(ctx: Context, variant: Variant, best: KernelState,
     if not catalog.reads(ctx.spec.source_path):
         return options_of(f"the source moves rewrite CUDA sources ({', '.join(catalog.SOURCES)});"
                           f" {ctx.spec.source_path.name} is not one")
-    return options_of(_subject(ctx, variant, best, diagnosis))
+    read = _read(ctx, variant, best, diagnosis)
+    return options_of(read if isinstance(read, str) else read[1])
 
 
 def options_of(subject: Subject | str) -> tuple[MoveOption, ...]:
@@ -69,16 +70,16 @@ def options_of(subject: Subject | str) -> tuple[MoveOption, ...]:
 def plan(ctx: Context, variant: Variant, best: KernelState, diagnosis: Diagnosis | None,
          decision: Decision, number: int) -> MovePlan:
     """The variant of a moves round, and the moves that did not make it into it."""
-    subject = _subject(ctx, variant, best, diagnosis)
+    read = _read(ctx, variant, best, diagnosis)
     chosen = {c.move: c for c in decision.moves}
-    if isinstance(subject, str):
-        return MovePlan(None, None, (), tuple(MoveTrial(c.move, c.finding, "refused", subject)
+    if isinstance(read, str):
+        return MovePlan(None, None, (), tuple(MoveTrial(c.move, c.finding, "refused", read)
                                               for c in decision.moves))
+    base, subject = read
     results = asm.try_moves(subject, [catalog.by_name(c.move) for c in decision.moves])
     trials = [MoveTrial(r.move, chosen[r.move].finding, "refused", r.reason)
               for r in results if isinstance(r, Refused)]
     applied = [r for r in results if isinstance(r, Applied)]
-    base = _base(ctx, variant, best)
     for _ in range(len(applied) + 1):
         if not applied:
             return MovePlan(None, base, (), tuple(trials))
@@ -147,20 +148,19 @@ def tried_lines(records: Sequence[Any]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _subject(ctx: Context, variant: Variant, best: KernelState,
-             diagnosis: Diagnosis | None) -> Subject | str:
+def _read(ctx: Context, variant: Variant, best: KernelState,
+          diagnosis: Diagnosis | None) -> tuple[asm.Base, Subject] | str:
+    """The best's plain source (the base a moves round edits) and what the moves read of it,
+    or why it could not be read."""
     try:
-        base = _base(ctx, variant, best)
+        base = asm.base_of(variant, spec_of(ctx, variant), dict(best.params))
         spec = spec_of(ctx, asm.base_variant(base, "moves base"))
-        return asm.subject_of(base, spec, dict(best.params),
-                              hot_lines(diagnosis, base.filename), best.registers,
-                              ctx.backend.limits)
+        subject = asm.subject_of(base, spec, dict(best.params),
+                                 hot_lines(diagnosis, base.filename), best.registers,
+                                 ctx.backend.limits)
     except PragmaError as exc:  # tree-sitter missing, a template that does not render, ...
         return f"the best's source could not be read: {exc}"
-
-
-def _base(ctx: Context, variant: Variant, best: KernelState) -> asm.Base:
-    return asm.base_of(variant, spec_of(ctx, variant), dict(best.params))
+    return subject if isinstance(subject, str) else (base, subject)
 
 
 def hot_lines(diagnosis: Diagnosis | None, filename: str) -> tuple[int, ...]:
