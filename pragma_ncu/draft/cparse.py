@@ -13,6 +13,7 @@ Only facts are collected here (functions, their parameters as written, template 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -129,18 +130,19 @@ def parse_source(text: str, language: str = "cuda") -> SourceFacts:
         functions=tuple(functions), knobs=tuple(_knobs(root)), macros=tuple(_macros(root)),
         aliases=tuple(_aliases(root)), structs=tuple(_structs(root)),
         identifiers=frozenset(_identifiers(root)),
-        openmp=any(_text(n.child_by_field_name("argument")).startswith("omp")
-                   for n in _walk(root) if n.type == "preproc_call"
-                   and _text(n.child_by_field_name("directive")) == "#pragma"),
+        openmp=any(node_text(n.child_by_field_name("argument")).startswith("omp")
+                   for n in walk(root) if n.type == "preproc_call"
+                   and node_text(n.child_by_field_name("directive")) == "#pragma"),
     )
 
 
 # --- tree helpers ---------------------------------------------------------------------------
-def _text(node: Node | None) -> str:
+def node_text(node: Node | None) -> str:
     return node.text.decode(errors="replace") if node is not None else ""
 
 
-def _walk(node: Node) -> Any:
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and everything below it, in source order."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -170,7 +172,7 @@ def _collect_functions(node: Node, out: list[CFunction], *, c_linkage: bool, int
             if fn is not None:
                 out.append(fn)
         elif kind == "linkage_specification":
-            c = _text(child.child_by_field_name("value")).strip('"') == "C"
+            c = node_text(child.child_by_field_name("value")).strip('"') == "C"
             body = child.child_by_field_name("body")
             if body is not None and body.type == "function_definition":
                 fn = _function(body, c or c_linkage, internal, template)
@@ -203,17 +205,17 @@ def _function(node: Node, c_linkage: bool, internal: bool,
     if name_node is None or name_node.type != "identifier":
         return None  # an out-of-line member, an operator, a qualified name
     tokens = {c.type for c in node.children}
-    storage = {_text(c) for c in node.children if c.type == "storage_class_specifier"}
+    storage = {node_text(c) for c in node.children if c.type == "storage_class_specifier"}
     bounds = next((c for c in node.children if c.type == "launch_bounds"), None)
     returns = node.child_by_field_name("type")
     return CFunction(
-        name=_text(name_node),
+        name=node_text(name_node),
         params=_params(declarator.child_by_field_name("parameters")),
         template=template,
         is_global="__global__" in tokens,
         c_linkage=c_linkage,
         internal=internal or bool(storage & {"static", "inline"}) or "__forceinline__" in tokens,
-        returns_void=_text(returns) == "void",
+        returns_void=node_text(returns) == "void",
         line=line_of(node),
         launch_bounds=_first_argument(bounds),
         body=node.child_by_field_name("body"),
@@ -224,7 +226,7 @@ def _first_argument(bounds: Node | None) -> str | None:
     if bounds is None:
         return None
     args = [c for c in bounds.named_children]
-    return _text(args[0]) if args else None
+    return node_text(args[0]) if args else None
 
 
 def _params(plist: Node | None) -> tuple[CParam, ...]:
@@ -235,7 +237,7 @@ def _params(plist: Node | None) -> tuple[CParam, ...]:
                           if c.type in ("parameter_declaration", "optional_parameter_declaration",
                                         "variadic_parameter_declaration")):
         if p.type == "variadic_parameter_declaration":  # judged if the function is the kernel
-            out.append(CParam("...", "...", 0, False, False, _text(p), line_of(p)))
+            out.append(CParam("...", "...", 0, False, False, node_text(p), line_of(p)))
             continue
         param = _param(p, i)
         if param is not None:
@@ -245,14 +247,14 @@ def _params(plist: Node | None) -> tuple[CParam, ...]:
 
 def _param(node: Node, index: int) -> CParam | None:
     type_node = node.child_by_field_name("type")
-    quals = {_text(c) for c in node.children if c.type == "type_qualifier"}
+    quals = {node_text(c) for c in node.children if c.type == "type_qualifier"}
     declarator = node.child_by_field_name("declarator")
     pointers, reference, name = _declarator(declarator)
     type_name = type_spelling(type_node)
     if type_name == "void" and pointers == 0 and not name:
         return None  # f(void)
     return CParam(name=name or f"arg{index}", type_name=type_name, pointers=pointers,
-                  const_target="const" in quals, reference=reference, text=_text(node),
+                  const_target="const" in quals, reference=reference, text=node_text(node),
                   line=line_of(node))
 
 
@@ -267,7 +269,7 @@ def _declarator(node: Node | None) -> tuple[int, bool, str]:
         elif kind in ("reference_declarator", "abstract_reference_declarator"):
             reference = True
         elif kind == "identifier":
-            return pointers, reference, _text(node)
+            return pointers, reference, node_text(node)
         inner = node.child_by_field_name("declarator")
         if inner is None:  # a reference declarator names its child without a field
             inner = next((c for c in node.named_children if c.type.endswith("declarator")
@@ -281,42 +283,42 @@ def type_spelling(node: Node | None) -> str:
     if node is None:
         return ""
     if node.type == "sized_type_specifier":
-        words = [_text(c) for c in node.children]
+        words = [node_text(c) for c in node.children]
         return " ".join(w for w in words if w)
     if node.type in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
-        return _text(node.child_by_field_name("name"))
+        return node_text(node.child_by_field_name("name"))
     if node.type == "qualified_identifier":  # std::int32_t -> int32_t
-        return _text(node).split("::")[-1].strip()
-    return _text(node)
+        return node_text(node).split("::")[-1].strip()
+    return node_text(node)
 
 
 def _template_params(plist: Node | None) -> tuple[TemplateParam, ...]:
     out: list[TemplateParam] = []
     for p in (plist.named_children if plist is not None else ()):
         if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
-            name = next((_text(c) for c in p.named_children if c.type == "type_identifier"), "")
+            name = next((node_text(c) for c in p.named_children if c.type == "type_identifier"), "")
             default = p.child_by_field_name("default_type")
-            out.append(TemplateParam(name, "type", None, _text(default) if default else None))
+            out.append(TemplateParam(name, "type", None, node_text(default) if default else None))
         elif p.type in ("parameter_declaration", "optional_parameter_declaration"):
             _, _, name = _declarator(p.child_by_field_name("declarator"))
             default = p.child_by_field_name("default_value")
             out.append(TemplateParam(name, "value", type_spelling(p.child_by_field_name("type")),
-                                     _text(default) if default else None))
+                                     node_text(default) if default else None))
         else:  # a template template parameter or a pack: judged if the function is the kernel
-            out.append(TemplateParam(_text(p), "other", None, None))
+            out.append(TemplateParam(node_text(p), "other", None, None))
     return tuple(out)
 
 
 # --- preprocessor, typedefs, structs --------------------------------------------------------
 def _knobs(root: Node) -> list[Knob]:
     out = []
-    for node in _walk(root):
+    for node in walk(root):
         name = _guarded_name(node)
         if name is None:
             continue
         for child in node.named_children:
-            if child.type == "preproc_def" and _text(child.child_by_field_name("name")) == name:
-                out.append(Knob(name, strip_comments(_text(child.child_by_field_name("value"))),
+            if child.type == "preproc_def" and node_text(child.child_by_field_name("name")) == name:
+                out.append(Knob(name, strip_comments(node_text(child.child_by_field_name("value"))),
                                 line_of(node)))
                 break
     return out
@@ -324,41 +326,41 @@ def _knobs(root: Node) -> list[Knob]:
 
 def _guarded_name(node: Node) -> str | None:
     """NAME for `#ifndef NAME` and `#if !defined(NAME)` / `#if !defined NAME`."""
-    if node.type == "preproc_ifdef" and node.children and _text(node.children[0]) == "#ifndef":
-        return _text(node.child_by_field_name("name"))
+    if node.type == "preproc_ifdef" and node.children and node_text(node.children[0]) == "#ifndef":
+        return node_text(node.child_by_field_name("name"))
     if node.type == "preproc_if":
         cond = node.child_by_field_name("condition")
-        text = re.sub(r"\s+", "", _text(cond))
+        text = re.sub(r"\s+", "", node_text(cond))
         match = re.fullmatch(r"!defined\(?([A-Za-z_]\w*)\)?", text)
         return match.group(1) if match else None
     return None
 
 
 def _macros(root: Node) -> list[tuple[str, str]]:
-    return [(_text(n.child_by_field_name("name")),
-             strip_comments(_text(n.child_by_field_name("value"))))
-            for n in _walk(root) if n.type == "preproc_def"]
+    return [(node_text(n.child_by_field_name("name")),
+             strip_comments(node_text(n.child_by_field_name("value"))))
+            for n in walk(root) if n.type == "preproc_def"]
 
 
 def _aliases(root: Node) -> list[tuple[str, str]]:
     out = []
-    for n in _walk(root):
+    for n in walk(root):
         if n.type == "type_definition":
             declarator = n.child_by_field_name("declarator")
             pointers, _, _ = _declarator(declarator)
             if declarator is not None and declarator.type == "type_identifier" and not pointers:
-                out.append((_text(declarator), type_spelling(n.child_by_field_name("type"))))
+                out.append((node_text(declarator), type_spelling(n.child_by_field_name("type"))))
         elif n.type == "alias_declaration":
             described = n.child_by_field_name("type")
             inner = described.child_by_field_name("type") if described is not None else None
             if described is not None and described.child_by_field_name("declarator") is None:
-                out.append((_text(n.child_by_field_name("name")), type_spelling(inner)))
+                out.append((node_text(n.child_by_field_name("name")), type_spelling(inner)))
     return out
 
 
 def _structs(root: Node) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
     out = []
-    for n in _walk(root):
+    for n in walk(root):
         if n.type not in ("struct_specifier", "class_specifier"):
             continue
         name, body = n.child_by_field_name("name"), n.child_by_field_name("body")
@@ -371,21 +373,21 @@ def _structs(root: Node) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
             count = 1
             declarator = f.child_by_field_name("declarator")
             while declarator is not None and declarator.type == "array_declarator":
-                size = _text(declarator.child_by_field_name("size"))
+                size = node_text(declarator.child_by_field_name("size"))
                 count *= int(size) if size.isdigit() else 0
                 declarator = declarator.child_by_field_name("declarator")
             if declarator is not None and declarator.type == "pointer_declarator":
                 count = 0  # a pointer member: no element type
             fields.append((type_spelling(f.child_by_field_name("type")), count))
-        out.append((_text(name), tuple(fields)))
+        out.append((node_text(name), tuple(fields)))
     return out
 
 
 def _identifiers(root: Node) -> set[str]:
     names: set[str] = set()
-    for n in _walk(root):
+    for n in walk(root):
         if n.type in ("identifier", "type_identifier", "field_identifier"):
-            names.add(_text(n))
+            names.add(node_text(n))
         elif n.type == "preproc_arg":
-            names.update(_IDENT.findall(strip_comments(_text(n))))
+            names.update(_IDENT.findall(strip_comments(node_text(n))))
     return names

@@ -5,32 +5,18 @@ pointer parameters, and which names vary across a warp's lanes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pragma_ncu.coder.moves.base import Node, Subject
+from pragma_ncu.draft.cparse import line_of, node_text, walk
 
 LOOPS = ("for_statement", "while_statement", "do_statement")
 _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
 _PRAGMA_LINE = re.compile(rb"^[ \t]*#[ \t]*pragma\b[^\n]*", re.M)
 FUNCTION_SCOPES = ("function_definition", "lambda_expression")
-
-
-def text(node: Node | None) -> str:
-    return node.text.decode(errors="replace") if node is not None else ""
-
-
-def walk(node: Node) -> Iterator[Node]:
-    """`node` and everything below it, in source order."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def first_line(node: Node) -> int:
-    return int(node.start_point[0]) + 1
+# The tree's plain helpers are cparse's, under the names the moves read them by (`walk` too).
+text = node_text
+first_line = line_of
 
 
 def last_line(node: Node) -> int:
