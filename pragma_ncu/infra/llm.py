@@ -89,15 +89,11 @@ class LLMText:
 
 
 @dataclass(frozen=True)
-class LLMReply:
-    """One answered request: the JSON object (`data`), the raw text and what it cost."""
+class LLMReply(LLMText):
+    """One answered request read as JSON: the object (`data`) beside the raw text and what it
+    cost."""
 
     data: dict[str, Any]
-    text: str
-    model: str
-    usage: Usage
-    latency_s: float  # wall time of all attempts, waits included
-    attempts: int
 
 
 class LLMClient:
@@ -162,8 +158,7 @@ class LLMClient:
         reply = self.complete_text(messages)
         data = extract_json_object(reply.text)
         check_schema(data, schema_hint or {}, reply.text)
-        return LLMReply(data=data, text=reply.text, model=reply.model, usage=reply.usage,
-                        latency_s=reply.latency_s, attempts=reply.attempts)
+        return LLMReply(**vars(reply), data=data)
 
     def _create_with_retries(self, messages: list[Message]) -> tuple[Any, int]:
         import openai
