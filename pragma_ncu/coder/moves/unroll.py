@@ -30,8 +30,10 @@ def apply(subject: Subject) -> Applied | Refused:
     for loop in loops[:MAX_LOOPS]:
         indent = ts.indentation(subject.data, loop.start_byte)
         assert indent is not None  # _eligible kept only loops that start their line
-        on = "#pragma unroll " + tpl.value(KNOB) + "\n" + tpl.literal(indent)
-        edits.append(Edit(loop.start_byte, loop.start_byte, tpl.insert(KNOB, on)))
+        on = tpl.literal(indent + "#pragma unroll ") + tpl.value(KNOB) + "\n"
+        line = loop.start_byte - len(indent.encode())  # at the line's start: a move that
+        # indents the loop's line (coarsen, split_reduction) indents the loop, not the pragma
+        edits.append(Edit(line, line, tpl.insert(KNOB, on)))
         sites.append(f"the loop at line {ts.first_line(loop)} ({how})")
     return Applied(NAME, (Knob(KNOB, VALUES, 0),), tuple(edits), tuple(sites))
 
