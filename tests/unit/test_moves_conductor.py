@@ -218,3 +218,27 @@ def test_bank_conflicts_on_a_1d_table_call_for_no_pad_and_the_setup_is_coarsened
     d = decide(s, Policy(move_points=24), knowledge())
     assert d.action == "moves", d.reason
     assert [(c.move, c.finding) for c in d.moves] == [("coarsen", "latency_bound")]
+
+
+def test_a_small_grid_of_one_thread_per_output_calls_for_splitting_its_loop() -> None:
+    """colsum_rows as recorded on an H100 (2026-11-26, round 0 of tools/gpu_moves_check.sh):
+    64 blocks for 132 SMs (small_grid first). A smaller block makes more blocks of the same
+    16,384 threads; splitting each column's loop over threads makes more threads, so
+    split_reduction comes first, and block_size waits for a round of its own (5 x 5 points
+    would outgrow a budget of 24)."""
+    data = json.loads(gzip.decompress(
+        (ROOT / "tests" / "fixtures" / "moves" / "colsum_rows-h100.profile.json.gz")
+        .read_bytes()))
+    profile = profile_from_json(data)
+    diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
+    assert diagnosis.findings[0].bottleneck == "small_grid"
+    spec = load_spec(ROOT / "examples" / "moves" / "colsum_rows.toml")
+    options = moves_of(spec, diagnosis, None)
+    s = Situation(0, baseline(0.53), None, None, False, "", None, diagnosis, spec.params,
+                  moves=options)
+    d = decide(s, Policy(move_points=24), knowledge())
+    assert d.action == "moves", d.reason
+    assert [(c.move, c.finding) for c in d.moves] == [("split_reduction", "small_grid")]
+    later = replace(s, round=1, history=(d,))
+    again = decide(later, Policy(move_points=24), knowledge())
+    assert ("block_size", "small_grid") in [(c.move, c.finding) for c in again.moves]

@@ -19,6 +19,7 @@ from pragma_ncu.coder.moves import (
     launch_bounds,
     readonly,
     smem_pad,
+    split_reduction,
     unroll,
 )
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
@@ -31,6 +32,7 @@ MOVES: tuple[Move, ...] = (
     launch_bounds.MOVE,
     fast_math.MOVE,
     cache_policy.MOVE,
+    split_reduction.MOVE,
     block_size.MOVE,
     grid_size.MOVE,
 )

@@ -1,0 +1,456 @@
+"""split_reduction: SPLIT threads of a block share each output's reduction loop, on a grid
+SPLIT times larger; the partial results meet in shared memory.
+
+Called for when the grid is too small for the GPU (too few blocks for the SMs) in a kernel
+whose thread computes its output by a long loop: one thread per output (a column sum, y = A^T
+x, a per-channel statistic) gives the GPU as many threads as there are outputs, often far fewer
+than its SMs hold, and no block size or unroll makes more of them. Splitting the loop's
+iterations over SPLIT threads makes SPLIT times as many threads, each with a SPLIT-th of the
+loop; a barrier and SPLIT - 1 shared-memory reads per output put the parts together. The shape
+it reads is the element shape (`element`) with a reduction in the element's work:
+
+    T c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n) return;                         (or `if (c < n) { ... }`)
+    float acc = 0.0f;                           accumulators declared before the loop
+    ... declarations (loads too) ...
+    for (int r = A; r < B; ++r) { ... acc += e; ... }     (`r += S`, `<=` too)
+    ... what is done with acc (stores) ...
+
+The loop's body may only update its accumulators (`acc += e`, `acc -= e`, `acc = acc + e`,
+`++acc`, `acc = fmaxf(acc, e)` and the other min/max), and never reads them otherwise; it
+stores nothing, breaks nowhere and synchronizes nothing, so its iterations can be dealt out in
+any order. A sum starts at a literal 0 (each part starts there); a min or max starts at a value
+that needs nothing of the element. The kernel must read its thread and block indices only in
+the element index, synchronize nowhere and have no shared memory of its own (the move adds a
+barrier and 4 bytes a thread an accumulator). Part 0 of each output adds the other parts' sums
+in order and runs what followed the loop; the sum is taken in another order than the source's,
+which verification at the spec's tolerance judges like any other change of rounding.
+
+The block keeps its size: each block covers blockDim.x / SPLIT outputs (adjacent threads,
+adjacent outputs: loads stay coalesced) and the grid's first dimension G becomes
+ceil_div(G * B, B // SPLIT) for the block's size B; SPLIT = 1 is the source and the launch as
+written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pragma_ncu.coder.moves import element as el
+from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu.coder.moves import template as tpl
+from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
+from pragma_ncu.coder.moves.coarsen import SYNCING
+
+NAME = "split_reduction"
+KNOB = "PNCU_SPLIT"
+VALUES = (1, 2, 4, 8, 16)
+ON = f"{KNOB} != 1"
+SLOTS = 1024  # the most threads a block has: each keeps its part in a slot of its own
+MAX_ACCUMULATORS = 4
+LOCAL = "pncu_"  # the prefix of the names the rewrite declares
+SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
+         "double": 8, "long long": 8, "unsigned long long": 8, "long long int": 8,
+         "int64_t": 8, "uint64_t": 8, "size_t": 8}
+EXTREMA = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
+SUM = "+"
+_ZERO = re.compile(r"^\(?\s*(?:0+\.?0*|\.0+)(?:[eE][+-]?\d+)?[fFuUlL]*\s*\)?$")
+_EFFECTS = ("atomic", "printf", "asm", "__st")
+BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    name: str
+    decl: Node  # its declaration statement, before the loop
+    type: str
+    combine: str  # SUM, or the min/max function that combines two parts
+    init: Node | None  # its initial value
+    hoisted: bool  # declared in the guarded work: the rewrite declares it before the guard
+
+
+@dataclass(frozen=True)
+class Reduction:
+    element: el.Element
+    loop: Node
+    accumulators: tuple[Accumulator, ...]
+    step: str  # the loop variable's step as written ("1" for ++r)
+
+
+def apply(subject: Subject) -> Applied | Refused:
+    launch = subject.spec.launch
+    if not subject.one_dimensional:
+        return Refused(NAME, "the launch is not one-dimensional")
+    found = _reduction(subject)
+    if isinstance(found, str):
+        return Refused(NAME, found)
+    edits = _edits(subject, found)
+    grid, block = launch.grid[0].strip(), launch.block[0].strip()
+    names = ", ".join(a.name for a in found.accumulators)
+    site = (f"the loop at line {ts.first_line(found.loop)} ({names}) is dealt out to SPLIT "
+            f"threads an output, its parts summed in shared memory; grid {grid} -> "
+            f"ceil_div(({grid}) * ({block}), ({block}) // SPLIT)")
+    return Applied(NAME, (Knob(KNOB, VALUES, 1),), edits, (site,),
+                   grid=(f"ceil_div(({grid}) * ({block}), ({block}) // {KNOB})",
+                         *[g.strip() for g in launch.grid[1:]]))
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def _reduction(subject: Subject) -> Reduction | str:
+    found = el.element(subject)
+    if isinstance(found, str):
+        return found
+    why = _kernel_unfit(subject, found)
+    if why:
+        return why
+    body = ts.body(subject.kernel)
+    work = found.work(body)
+    if not found.early:
+        if any(s.start_byte >= found.guard.end_byte for s in el.statements(body)):
+            return "statements follow the guarded block"
+        work = el.statements(work[0])
+    loops = [s for s in work if s.type in ts.LOOPS]
+    if len(loops) != 1 or loops[0].type != "for_statement":
+        return ("the element's work is not one `for` loop between its declarations and what "
+                "follows (no loop, a while loop, or several)")
+    loop = loops[0]
+    before = [s for s in work if s.end_byte <= loop.start_byte]
+    after = [s for s in work if s.start_byte >= loop.end_byte]
+    why = _before_unfit(subject, before) or _after_unfit(after)
+    if why:
+        return why
+    header = _header(loop)
+    if isinstance(header, str):
+        return header
+    variable, step = header
+    inside = _declarations(before)
+    outside = _declarations([s for s in el.statements(body) if s.end_byte <= found.guard.start_byte
+                             and s != found.decl])
+    accumulators = _accumulators(loop, variable, inside, outside)
+    if isinstance(accumulators, str):
+        return accumulators
+    names = {a.name for a in accumulators}
+    for s in before:
+        changed = {ts.text(t) for n in ts.walk(s) if (t := _target(n)) is not None}
+        if changed & names:
+            return f"{', '.join(sorted(changed & names))} changes before the loop"
+    for a in accumulators:
+        if a.hoisted and any(d not in names for d, _ in _declarators(a.decl)):
+            return (f"{a.name} is declared together with names that are not accumulated "
+                    "(only the accumulators are carried past the loop)")
+    left = set(inside) - names
+    used = set().union(*(ts.identifiers(s) for s in after)) if after else set()
+    if used & left:
+        return (f"what follows the loop uses {', '.join(sorted(used & left))}, declared before "
+                "it in the guarded work (only the accumulators are carried past the loop)")
+    for a in accumulators:
+        if a.combine == SUM and (a.init is None or not _ZERO.match(ts.text(a.init))):
+            return f"the sum {a.name} does not start at a literal 0"
+        if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
+                                   ts.accesses(a.init, _pointers(subject))):
+            return f"{a.name} starts at a value that depends on the element"
+    return Reduction(found, loop, accumulators, step)
+
+
+def _kernel_unfit(subject: Subject, found: el.Element) -> str:
+    for fn in ts.reached(subject):
+        for n in ts.walk(ts.body(fn)):
+            if n.type == "identifier" and ts.text(n).startswith(LOCAL):
+                return f"the kernel has names of its own that begin with {LOCAL}"
+            if n.type == "declaration" and "__shared__" in ts.text(n).split():
+                return "the kernel has shared memory of its own"
+            if n.type == "call_expression" and ts.text(
+                    n.child_by_field_name("function")).startswith(SYNCING):
+                return "the kernel synchronizes threads (barriers, shuffles or votes)"
+            if n.type == "field_expression" and (fn != subject.kernel or not _inside(
+                    n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
+                return (f"the kernel reads {ts.text(n)} outside its element index: each "
+                        "thread's place would change")
+    if ts.indentation(subject.data, found.decl.start_byte) is None or \
+            ts.indentation(subject.data, found.guard.start_byte) is None:
+        return "the element index or its guard does not start its own line"
+    return ""
+
+
+def _before_unfit(subject: Subject, before: list[Node]) -> str:
+    pointers = _pointers(subject)
+    for s in before:
+        for n in ts.walk(s):
+            if n.type in (*ts.LOOPS, "return_statement", "goto_statement", "break_statement"):
+                return "the element's work before its loop has a loop, a return or a jump"
+        if any(a.store for a in ts.accesses(s, pointers)) or _effects(s):
+            return "the element's work stores or has side effects before its loop"
+        if s.type == "declaration" and ts.indentation(subject.data, s.start_byte) is None:
+            return "a declaration before the loop does not start its own line"
+    return ""
+
+
+def _after_unfit(after: list[Node]) -> str:
+    for s in after:
+        for n in ts.walk(s):
+            if n.type in ("return_statement", "goto_statement"):
+                return "what follows the loop returns or jumps"
+    return ""
+
+
+def _header(loop: Node) -> tuple[str, str] | str:
+    """The loop variable and its step, for `for (T r = A; r < B; ++r)` (`r++`, `r += S`,
+    `r <= B`, `B > r`)."""
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    form = "the loop is not `for (T r = A; r < B; r += S)`"
+    if init is None or init.type != "declaration" or cond is None or update is None:
+        return form
+    declarators = init.children_by_field_name("declarator")
+    if len(declarators) != 1 or declarators[0].type != "init_declarator":
+        return form
+    variable = ts.text(declarators[0].child_by_field_name("declarator"))
+    if cond.type != "binary_expression":
+        return form
+    op = ts.text(cond.child_by_field_name("operator"))
+    left, right = ts.text(cond.child_by_field_name("left")), ts.text(
+        cond.child_by_field_name("right"))
+    if not ((op in ("<", "<=") and left == variable) or (op in (">", ">=") and right == variable)):
+        return form
+    step = _step(update, variable)
+    if step is None:
+        return form
+    return variable, step
+
+
+def _step(update: Node, variable: str) -> str | None:
+    if update.type == "update_expression":
+        return "1" if ts.text(update.child_by_field_name("argument")) == variable and \
+            "++" in ts.text(update) else None
+    if update.type == "assignment_expression" and \
+            ts.text(update.child_by_field_name("left")) == variable and \
+            ts.text(update.child_by_field_name("operator")) == "+=":
+        step = update.child_by_field_name("right")
+        return None if ts.mentions(step, {variable}) else ts.text(step)
+    return None
+
+
+def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
+                  outside: dict[str, Node]) -> tuple[Accumulator, ...] | str:
+    """The names the loop accumulates into (declared in the guarded work before it, `inside`,
+    or before the guard, `outside`), each with the way two parts combine."""
+    declared = {**outside, **inside}
+    body = loop.child_by_field_name("body")
+    local = {d for n in ts.walk(body) if n.type == "declaration" for d, _ in _declarators(n)}
+    combine: dict[str, str] = {}
+    sanctioned: set[int] = set()  # identifier nodes where an accumulator may appear
+    for n in ts.walk(body):
+        if n.type in ("return_statement", "goto_statement"):
+            return "the loop returns or jumps out"
+        if n.type == "break_statement" and not ts.enclosing(
+                n, (*ts.LOOPS, "switch_statement"), loop):
+            return "the loop breaks out early: its iterations cannot be dealt out"
+        if n.type == "call_expression" and ts.text(n.child_by_field_name("function")).startswith(
+                (*SYNCING, *_EFFECTS)):
+            return "the loop synchronizes or has side effects (atomics, printf, asm)"
+        target = _target(n)
+        if target is None:
+            continue
+        if target.type != "identifier":
+            return "the loop stores to memory or to an array"
+        name = ts.text(target)
+        if name in local:
+            continue
+        if name == variable:
+            return f"the loop changes its variable {variable}"
+        if name not in declared:
+            return f"the loop changes {name}, declared outside the element's work"
+        kind = _update_kind(n, name)
+        if kind is None or combine.setdefault(name, kind) != kind:
+            return f"{name} is changed in the loop other than by one sum, min or max"
+        sanctioned |= {target.id, *(m.id for m in _operand(n, name))}
+    if not combine:
+        return "the loop accumulates nothing declared before it"
+    if len(combine) > MAX_ACCUMULATORS:
+        return f"the loop has more than {MAX_ACCUMULATORS} accumulators"
+    for n in ts.walk(body):
+        if n.type == "identifier" and ts.text(n) in combine and n.id not in sanctioned:
+            return f"the loop reads {ts.text(n)} beyond accumulating it"
+    if ts.mentions(loop.child_by_field_name("condition"), set(combine)) or \
+            ts.mentions(loop.child_by_field_name("update"), set(combine)):
+        return "the loop's bounds depend on what it accumulates"
+    out = []
+    for name, kind in combine.items():
+        decl = declared[name]
+        type_text = " ".join(ts.text(decl.child_by_field_name("type")).split())
+        node = dict(_declarators(decl))[name]
+        if type_text not in SIZES or ts.text(node.child_by_field_name("declarator")
+                                             if node.type == "init_declarator" else node) != name:
+            return f"{name} is not a scalar of a plain arithmetic type ({type_text})"
+        init = node.child_by_field_name("value") if node.type == "init_declarator" else None
+        out.append(Accumulator(name, decl, type_text, kind, init, name in inside))
+    return tuple(out)
+
+
+def _target(n: Node) -> Node | None:
+    if n.type == "assignment_expression":
+        return n.child_by_field_name("left")
+    if n.type == "update_expression":
+        return n.child_by_field_name("argument")
+    return None
+
+
+def _update_kind(n: Node, name: str) -> str | None:
+    """SUM or the min/max function of an accumulator update, None for any other."""
+    if n.type == "update_expression":
+        return SUM
+    op = ts.text(n.child_by_field_name("operator"))
+    right = n.child_by_field_name("right")
+    if op in ("+=", "-="):
+        return None if ts.mentions(right, {name}) else SUM
+    if op != "=":
+        return None
+    if right.type == "binary_expression" and ts.text(right.child_by_field_name("operator")) == \
+            "+" and ts.text(right.child_by_field_name("left")) == name and \
+            not ts.mentions(right.child_by_field_name("right"), {name}):
+        return SUM
+    if right.type == "call_expression":
+        fn = ts.text(right.child_by_field_name("function"))
+        args = right.child_by_field_name("arguments").named_children
+        if fn in EXTREMA and len(args) == 2 and sum(ts.text(a) == name for a in args) == 1 and \
+                sum(ts.mentions(a, {name}) for a in args) == 1:
+            return fn
+    return None
+
+
+def _operand(n: Node, name: str) -> list[Node]:
+    """The identifier nodes where an update reads the accumulator it writes."""
+    if n.type != "assignment_expression" or ts.text(n.child_by_field_name("operator")) != "=":
+        return []
+    right = n.child_by_field_name("right")
+    return [m for m in ts.walk(right) if m.type == "identifier" and ts.text(m) == name]
+
+
+def _declarators(decl: Node) -> list[tuple[str, Node]]:
+    """The names a declaration declares, each with its declarator."""
+    out = []
+    for d in decl.children_by_field_name("declarator"):
+        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        while inner is not None and inner.type != "identifier":
+            inner = inner.child_by_field_name("declarator")
+        if inner is not None:
+            out.append((ts.text(inner), d))
+    return out
+
+
+def _declarations(stmts: list[Node]) -> dict[str, Node]:
+    """name -> its declaration statement, for the declarations among `stmts`."""
+    return {name: s for s in stmts if s.type == "declaration" for name, _ in _declarators(s)}
+
+
+def _pointers(subject: Subject) -> set[str]:
+    return {p.name for p in ts.pointer_params(subject.kernel)}
+
+
+def _effects(node: Node) -> bool:
+    return any(name.startswith((*SYNCING, *_EFFECTS)) for name in ts.call_names(node))
+
+
+def _inside(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+def _edits(subject: Subject, r: Reduction) -> tuple[Edit, ...]:
+    data = subject.data
+    found = r.element
+    decl, guard = found.decl, found.guard
+    indent = ts.indentation(data, guard.start_byte) or ""
+    split = tpl.value(KNOB)
+    edits = [_index(data, found, indent)]
+    hoisted = ""
+    gone: list[tuple[int, int]] = []
+    for decl in dict.fromkeys(a.decl for a in r.accumulators if a.hoisted):
+        start, end = el.whole_lines(data, decl.start_byte, decl.end_byte)
+        gone.append((start, end))
+        edits.append(Edit(start, end, tpl.when(ON, "", decode(data[start:end]))))
+        hoisted += tpl.literal(ts.text(decl) + "\n" + indent)
+    in_range = found.in_range()
+    opening = hoisted + tpl.literal(f"if (({in_range}) && {LOCAL}part < ") + split + \
+        tpl.literal(") {")
+    if found.early:
+        edits.append(Edit(guard.start_byte, guard.end_byte,
+                          tpl.when(ON, opening, decode(data[guard.start_byte:guard.end_byte]))))
+    else:
+        brace = guard.child_by_field_name("consequence").children[0]
+        edits.append(Edit(guard.start_byte, brace.end_byte,
+                          tpl.when(ON, opening, decode(data[guard.start_byte:brace.end_byte]))))
+    edits += _header_edits(r, split)
+    edits.append(Edit(r.loop.end_byte, r.loop.end_byte,
+                      tpl.insert(ON, _combine(r, indent, in_range, split))))
+    if found.early:
+        close = ts.body(subject.kernel).children[-1]
+        edits += el.indented(data, guard.end_byte, close.start_byte, ON, tuple(gone))
+        edits.append(Edit(close.start_byte, close.start_byte,
+                          tpl.insert(ON, tpl.literal(indent + "}\n"))))
+    return tuple(edits)
+
+
+def _index(data: bytes, found: el.Element, indent: str) -> Edit:
+    """The element index, with the outputs a block covers and the part a thread takes."""
+    decl = found.decl
+    declarator = decl.children_by_field_name("declarator")[0]
+    prefix = decode(data[decl.start_byte:declarator.start_byte])  # "const int "
+    type_text = ts.text(decl.child_by_field_name("type"))
+    cast = "" if type_text == "auto" else f"({type_text})"
+    outputs, part = f"{LOCAL}outputs", f"{LOCAL}part"
+    on = (tpl.literal(f"const int {outputs} = blockDim.x / ") + tpl.value(KNOB) +
+          tpl.literal(";  // outputs a block covers, ") + tpl.value(KNOB) +
+          tpl.literal(f" threads each\n{indent}const int {part} = threadIdx.x / {outputs};\n"
+                      f"{indent}{prefix}{found.name} = {cast}blockIdx.x * {outputs} + "
+                      f"threadIdx.x % {outputs};"))
+    return Edit(decl.start_byte, decl.end_byte,
+                tpl.when(ON, on, decode(data[decl.start_byte:decl.end_byte])))
+
+
+def _header_edits(r: Reduction, split: str) -> list[Edit]:
+    init = r.loop.child_by_field_name("initializer").children_by_field_name("declarator")[0]
+    start = init.child_by_field_name("value")
+    update = r.loop.child_by_field_name("update")
+    variable = ts.text(init.child_by_field_name("declarator"))
+    one = r.step == "1"
+    first = ts.text(start) if start.type in ("identifier", "number_literal") else \
+        f"({ts.text(start)})"
+    begin = f"{first} + {LOCAL}part" if one else f"{first} + {LOCAL}part * ({r.step})"
+    stride = tpl.literal(f"{variable} += ") + (split if one else
+                                                tpl.literal(f"({r.step}) * ") + split)
+    return [Edit(start.start_byte, start.end_byte, tpl.when(ON, tpl.literal(begin),
+                                                            ts.text(start))),
+            Edit(update.start_byte, update.end_byte, tpl.when(ON, stride, ts.text(update)))]
+
+
+def _combine(r: Reduction, indent: str, in_range: str, split: str) -> str:
+    """After the loop: close the parts' block, put the parts together in part 0, and open the
+    block of what followed the loop (part 0 of an output in range only)."""
+    inner = indent + "    "
+    lines = [f"\n{indent}}}"]
+    for a in r.accumulators:
+        lines += [f"{indent}__shared__ {a.type} {LOCAL}{a.name}[{SLOTS}];",
+                  f"{indent}{LOCAL}{a.name}[threadIdx.x] = {a.name};"]
+    lines += [f"{indent}__syncthreads();", f"{indent}if ({LOCAL}part == 0) {{",
+              f"{inner}for (int {LOCAL}q = 1; {LOCAL}q < @SPLIT@; ++{LOCAL}q) {{"]
+    for a in r.accumulators:
+        other = f"{LOCAL}{a.name}[{LOCAL}q * {LOCAL}outputs + threadIdx.x]"
+        lines.append(f"{inner}    {a.name} += {other};" if a.combine == SUM else
+                     f"{inner}    {a.name} = {a.combine}({a.name}, {other});")
+    lines += [f"{inner}}}", f"{indent}}}", f"{indent}if ({LOCAL}part == 0 && ({in_range})) {{"]
+    head, tail = "\n".join(lines).split("@SPLIT@")
+    return tpl.literal(head) + split + tpl.literal(tail)
+
+
+MOVE = Move(
+    NAME, ("small_grid",),
+    "deals each output's reduction loop out to SPLIT threads of a block (the grid grows SPLIT "
+    "times), for a grid of one thread per output too small to fill the GPU", apply,
+    knobs=(KNOB,),
+    never="never changes the block size or the kernel's arguments; touches only a loop whose "
+          "iterations store nothing and only accumulate")

@@ -1,0 +1,193 @@
+"""split_reduction: each output's reduction loop dealt out to SPLIT threads of a block, the
+parts met in shared memory, the grid SPLIT times larger. The rewrite on snippets (it applies,
+keeps what it must, refuses what it cannot deal out), its default giving back the source, and
+its launch at every shape."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from pragma_ncu.coder.moves import assemble as asm
+from pragma_ncu.spec import expr
+from tests.fakes.moves import applied, refused, rendered, spec_of, variant
+
+COLSUM = """extern "C" __global__ void k(const float* x, float* s, int R, int C)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float acc = 0.0f;
+    for (int r = 0; r < R; ++r) acc += x[(long long)r * C + c];
+    s[c] = acc;
+}
+"""
+COLSUM_ARGS = [
+    {"name": "x", "dtype": "fp32", "shape": ["R", "C"], "role": "input"},
+    {"name": "s", "dtype": "fp32", "shape": ["C"], "role": "output"},
+    {"name": "R", "dtype": "int32", "role": "scalar", "value": "R"},
+    {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+COLSUM_SHAPES = [{"name": "main", "R": 4096, "C": 16384}, {"name": "odd", "R": 37, "C": 1001}]
+# Two outputs a thread, the guard holding the work, a max beside a sum, a strided loop.
+MOMENTS = """extern "C" __global__ void k(const float* x, float* mean, float* peak, int R, int C)
+{
+    int c = threadIdx.x + blockIdx.x * blockDim.x;
+    if (c < C) {
+        float sum = 0.f, top = -INFINITY;
+        const float* col = x + c;
+        for (int r = 0; r < R; r += 2) {
+            const float v = col[(size_t)r * C];
+            sum += v;
+            top = fmaxf(top, v);
+        }
+        mean[c] = sum / R;
+        peak[c] = top;
+    }
+}
+"""
+MOMENTS_ARGS = [
+    {"name": "x", "dtype": "fp32", "shape": ["R", "C"], "role": "input"},
+    {"name": "mean", "dtype": "fp32", "shape": ["C"], "role": "output"},
+    {"name": "peak", "dtype": "fp32", "shape": ["C"], "role": "output"},
+    {"name": "R", "dtype": "int32", "role": "scalar", "value": "R"},
+    {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+
+
+def colsum(tmp: Path, source: str = COLSUM,  # type: ignore[no-untyped-def]
+           grid: tuple[str, ...] = ("ceil_div(C, 256)",)):
+    return spec_of(tmp, source, args=COLSUM_ARGS, grid=grid, shapes=COLSUM_SHAPES)
+
+
+def test_split_deals_the_loop_out_and_meets_the_parts_in_shared_memory(tmp_path: Path) -> None:
+    spec = colsum(tmp_path)
+    a = applied("split_reduction", spec)
+    assert a.knobs[0].name == "PNCU_SPLIT" and a.knobs[0].default == 1
+    assert a.knobs[0].values == (1, 2, 4, 8, 16)
+    assert a.grid == ("ceil_div((ceil_div(C, 256)) * (256), (256) // PNCU_SPLIT)",)
+    assert rendered(spec, [a], PNCU_SPLIT=1) == COLSUM
+    on = rendered(spec, [a], PNCU_SPLIT=8)
+    assert on == """extern "C" __global__ void k(const float* x, float* s, int R, int C)
+{
+    const int pncu_outputs = blockDim.x / 8;  // outputs a block covers, 8 threads each
+    const int pncu_part = threadIdx.x / pncu_outputs;
+    const int c = (int)blockIdx.x * pncu_outputs + threadIdx.x % pncu_outputs;
+    float acc = 0.0f;
+    if ((c < C) && pncu_part < 8) {
+        for (int r = 0 + pncu_part; r < R; r += 8) acc += x[(long long)r * C + c];
+    }
+    __shared__ float pncu_acc[1024];
+    pncu_acc[threadIdx.x] = acc;
+    __syncthreads();
+    if (pncu_part == 0) {
+        for (int pncu_q = 1; pncu_q < 8; ++pncu_q) {
+            acc += pncu_acc[pncu_q * pncu_outputs + threadIdx.x];
+        }
+    }
+    if (pncu_part == 0 && (c < C)) {
+        s[c] = acc;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("split", [1, 2, 4, 8, 16])
+def test_the_grid_covers_every_output_at_every_shape(tmp_path: Path, split: int) -> None:
+    """blockDim.x / SPLIT outputs a block, so ceil(C / that) blocks or more; SPLIT = 1 is the
+    launch as written."""
+    spec = colsum(tmp_path)
+    grid = applied("split_reduction", spec).grid
+    assert grid is not None
+    for dims in ({"C": 16384}, {"C": 1001}, {"C": 1}, {"C": 257}):
+        blocks = expr.evaluate(grid[0], {**dims, "PNCU_SPLIT": split})
+        outputs = 256 // split
+        assert blocks * outputs >= dims["C"] and (blocks - 1) * outputs < dims["C"] + 256
+        if split == 1:
+            assert blocks == math.ceil(dims["C"] / 256)
+
+
+def test_split_reads_a_guarded_block_with_a_sum_and_a_max(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path, MOMENTS, args=MOMENTS_ARGS, grid=("ceil_div(C, 256)",),
+                   shapes=COLSUM_SHAPES)
+    a = applied("split_reduction", spec)
+    assert rendered(spec, [a]) == MOMENTS
+    on = rendered(spec, [a], PNCU_SPLIT=4)
+    assert "    int c = (int)blockIdx.x * pncu_outputs + threadIdx.x % pncu_outputs;\n" in on
+    assert "    float sum = 0.f, top = -INFINITY;\n    if ((c < C) && pncu_part < 4) {\n" \
+           "        const float* col = x + c;\n" \
+           "        for (int r = 0 + pncu_part * (2); r < R; r += (2) * 4) {" in on
+    assert "            sum += pncu_sum[pncu_q * pncu_outputs + threadIdx.x];\n" \
+           "            top = fmaxf(top, pncu_top[pncu_q * pncu_outputs + threadIdx.x]);\n" in on
+    assert "    if (pncu_part == 0 && (c < C)) {\n        mean[c] = sum / R;\n" \
+           "        peak[c] = top;\n    }\n}\n" in on
+    assert on.count("float sum = 0.f") == 1
+
+
+def test_split_composes_with_unroll_and_block_size(tmp_path: Path) -> None:
+    """The three moves a small grid of reduction loops calls for, in one template: the unroll
+    pragma stays on the dealt-out loop, and the block knob reaches split's grid."""
+    spec = colsum(tmp_path)
+    moves = [applied("split_reduction", spec), applied("unroll", spec),
+             applied("block_size", spec)]
+    built = variant(spec, moves)
+    launch = built.overlay["launch"]
+    assert launch["block"] == ["PNCU_BLOCK"]
+    assert launch["grid"] == ["ceil_div((ceil_div(C, PNCU_BLOCK)) * (PNCU_BLOCK), "
+                              "(PNCU_BLOCK) // PNCU_SPLIT)"]
+    on = rendered(spec, moves, PNCU_SPLIT=2, PNCU_UNROLL=4, PNCU_BLOCK=128)
+    assert "    if ((c < C) && pncu_part < 2) {\n    #pragma unroll 4\n        for (int r = 0 + " \
+           "pncu_part; r < R; r += 2)" in on
+    defaults = {"PNCU_SPLIT": 1, "PNCU_UNROLL": 0, "PNCU_BLOCK": 256}
+    assert asm.instance(built, defaults) == COLSUM
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    ("acc += x[(long long)r * C + c];", "{ acc += x[(long long)r * C + c]; s[r] = acc; }",
+     "stores to memory"),
+    ("acc += x[(long long)r * C + c];", "{ if (x[r] > 9.0f) break; acc += x[r]; }",
+     "breaks out early"),
+    ("acc += x[(long long)r * C + c];", "acc = acc * 0.5f + x[r];", "other than by one sum"),
+    ("acc += x[(long long)r * C + c];", "{ acc += x[r]; s[0] += acc > 1.0f; }", "stores"),
+    ("acc += x[(long long)r * C + c];", "acc += x[r] * acc;", "other than by one sum"),
+    ("acc += x[(long long)r * C + c];", "{ float t = acc; acc += x[r] + t; }",
+     "beyond accumulating"),
+    ("float acc = 0.0f;", "float acc = 1.0f;", "does not start at a literal 0"),
+    ("float acc = 0.0f;", "float acc = x[c];", "does not start at a literal 0"),
+    ("float acc = 0.0f;", "float acc = 0.0f;\n    acc = x[c];", "changes before the loop"),
+    ("    s[c] = acc;", "    s[c] = acc + x[threadIdx.x];", "threadIdx.x outside"),
+    ("    s[c] = acc;", "    __syncthreads();\n    s[c] = acc;", "synchronizes"),
+    ("    s[c] = acc;", "    for (int r = 0; r < 2; ++r) acc += 1.0f;\n    s[c] = acc;",
+     "not one `for` loop"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = 0; r != R; ++r)", "is not `for"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = R - 1; r >= 0; --r)", "is not `for"),
+    ("    float acc = 0.0f;", "    float acc = 0.0f;\n    const float b = x[c];",
+     "uses b"),
+    ("    float acc = 0.0f;", "    __shared__ float t[32];\n    float acc = 0.0f;",
+     "shared memory of its own"),
+    ("    if (c >= C) return;\n", "", "not checked by an `if`"),
+    ("    float acc = 0.0f;", "    double pncu_q = 0.0;\n    float acc = 0.0f;", "pncu_"),
+])
+def test_split_refuses_what_it_cannot_deal_out(tmp_path: Path, old: str, new: str,
+                                               why: str) -> None:
+    source = COLSUM.replace(old, new)
+    if why == "uses b":
+        source = source.replace("s[c] = acc;", "s[c] = acc + b;")
+    assert source != COLSUM
+    assert why in refused("split_reduction", colsum(tmp_path, source))
+
+
+def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:
+    source = COLSUM.replace("int r = 0;", "int r = R > 8 ? 1 : 0;")
+    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
+                  PNCU_SPLIT=2)
+    assert "for (int r = (R > 8 ? 1 : 0) + pncu_part; r < R; r += 2)" in on
+
+
+def test_split_refuses_a_two_dimensional_launch(tmp_path: Path) -> None:
+    spec = colsum(tmp_path, grid=("ceil_div(C, 256)", "2"))
+    assert "not one-dimensional" in refused("split_reduction", spec)
+
+
+def test_split_leaves_a_kernel_without_an_accumulating_loop_alone(tmp_path: Path) -> None:
+    copy = COLSUM.replace("acc += x[(long long)r * C + c];", "s[(long long)r * C + c] = 0.0f;")
+    assert "stores to memory" in refused("split_reduction", colsum(tmp_path, copy))
