@@ -32,3 +32,19 @@ def student_t(x, n, nu, mu, sigma):
          - math.log(sigma))
     z = (x - mu) / sigma
     return c - 0.5 * (nu + 1) * np.log1p(z * z / nu)
+
+
+def channel_moments(x, P, C):
+    x = np.asarray(x, dtype=np.float64).reshape(P, C)
+    mean = x.mean(axis=0)
+    return {"mean": mean, "var": (x * x).mean(axis=0) - mean * mean}
+
+
+def atx_columns(A, x, M, N):
+    A = np.asarray(A, dtype=np.float64).reshape(M, N)
+    return A.T @ np.asarray(x, dtype=np.float64)
+
+
+def feature_amax(x, B, F):
+    amax = np.abs(np.asarray(x, dtype=np.float64).reshape(B, F)).max(axis=0)
+    return np.where(amax > 0, amax / 127.0, 1.0)
