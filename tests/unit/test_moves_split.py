@@ -12,7 +12,7 @@ import pytest
 
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.spec import expr
-from tests.fakes.moves import applied, refused, rendered, spec_of, variant
+from tests.fakes.moves import applied, base_of, refused, rendered, spec_of, variant
 
 COLSUM = """extern "C" __global__ void k(const float* x, float* s, int R, int C)
 {
@@ -76,7 +76,7 @@ def test_split_deals_the_loop_out_and_meets_the_parts_in_shared_memory(tmp_path:
     if ((c < C) && pncu_part < 8) {
         for (int r = 0 + pncu_part; r < R; r += 8) acc += x[(long long)r * C + c];
     }
-    __shared__ float pncu_acc[1024];
+    __shared__ float pncu_acc[256];
     pncu_acc[threadIdx.x] = acc;
     __syncthreads();
     if (pncu_part == 0) {
@@ -123,22 +123,30 @@ def test_split_reads_a_guarded_block_with_a_sum_and_a_max(tmp_path: Path) -> Non
     assert on.count("float sum = 0.f") == 1
 
 
-def test_split_composes_with_unroll_and_block_size(tmp_path: Path) -> None:
-    """The three moves a small grid of reduction loops calls for, in one template: the unroll
-    pragma stays on the dealt-out loop, and the block knob reaches split's grid."""
+def test_split_composes_with_unroll_and_holds_the_block_it_sizes_its_slots_by(
+        tmp_path: Path) -> None:
+    """The moves a small grid of reduction loops calls for, in one template: the unroll pragma
+    stays on the dealt-out loop. The parts' slots are sized by the block the spec writes (256
+    floats, not 1024: less shared memory, more blocks an SM), so block_size, which would search
+    the block, cannot hold beside it; a block the spec computes gets slots for 1024 threads."""
     spec = colsum(tmp_path)
-    moves = [applied("split_reduction", spec), applied("unroll", spec),
-             applied("block_size", spec)]
-    built = variant(spec, moves)
-    launch = built.overlay["launch"]
-    assert launch["block"] == ["PNCU_BLOCK"]
-    assert launch["grid"] == ["ceil_div((ceil_div(C, PNCU_BLOCK)) * (PNCU_BLOCK), "
-                              "(PNCU_BLOCK) // PNCU_SPLIT)"]
-    on = rendered(spec, moves, PNCU_SPLIT=2, PNCU_UNROLL=4, PNCU_BLOCK=128)
+    split, unroll = applied("split_reduction", spec), applied("unroll", spec)
+    assert split.writes_block
+    on = rendered(spec, [split, unroll], PNCU_SPLIT=2, PNCU_UNROLL=4)
     assert "    if ((c < C) && pncu_part < 2) {\n    #pragma unroll 4\n        for (int r = 0 + " \
            "pncu_part; r < R; r += 2)" in on
-    defaults = {"PNCU_SPLIT": 1, "PNCU_UNROLL": 0, "PNCU_BLOCK": 256}
-    assert asm.instance(built, defaults) == COLSUM
+    assert asm.instance(variant(spec, [split, unroll]), {"PNCU_SPLIT": 1, "PNCU_UNROLL": 0}) \
+        == COLSUM
+    _, kept, refused_ = asm.assemble(base_of(spec), [split, applied("block_size", spec)],
+                                     "m", "")
+    assert [a.move for a in kept] == ["split_reduction"]
+    assert "cannot both hold" in refused_[0].reason
+    computed = spec_of(tmp_path, COLSUM, args=COLSUM_ARGS, grid=("ceil_div(C, B)",),
+                       block=("B",), shapes=COLSUM_SHAPES,
+                       params={"B": {"default": 256, "values": [128, 256]}})
+    wide = applied("split_reduction", computed)
+    assert not wide.writes_block
+    assert "__shared__ float pncu_acc[1024];" in rendered(computed, [wide], PNCU_SPLIT=2)
 
 
 @pytest.mark.parametrize(("old", "new", "why"), [
@@ -174,6 +182,25 @@ def test_split_refuses_what_it_cannot_deal_out(tmp_path: Path, old: str, new: st
         source = source.replace("s[c] = acc;", "s[c] = acc + b;")
     assert source != COLSUM
     assert why in refused("split_reduction", colsum(tmp_path, source))
+
+
+def test_split_carries_past_the_loop_what_needs_nothing_of_the_element(tmp_path: Path) -> None:
+    """A bound computed before the loop from the scalars (`n = R - 1`) and used after it is
+    declared before the guard with the sums; one computed from the element is not carried."""
+    source = COLSUM.replace("    float acc = 0.0f;\n",
+                            "    const int n = R - 1;\n    const float inv = 1.0f / n;\n"
+                            "    float acc = 0.0f;\n").replace(
+        "r < R;", "r < n;").replace("s[c] = acc;", "s[c] = acc * inv;")
+    spec = colsum(tmp_path, source)
+    on = rendered(spec, [applied("split_reduction", spec)], PNCU_SPLIT=2)
+    assert "    const int n = R - 1;\n    const float inv = 1.0f / n;\n    float acc = 0.0f;\n" \
+           "    if ((c < C) && pncu_part < 2) {\n        for (int r = 0 + pncu_part; r < n;" in on
+    assert on.count("const int n = R - 1;") == 1
+    element = source.replace("const float inv = 1.0f / n;", "const float inv = 1.0f / (n + c);")
+    assert "uses inv" in refused("split_reduction", colsum(tmp_path, element))
+    mixed = source.replace("    float acc = 0.0f;\n", "    float acc = 0.0f, first = x[c];\n")
+    assert "first is declared beside an accumulator" in refused("split_reduction",
+                                                                colsum(tmp_path, mixed))
 
 
 def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:

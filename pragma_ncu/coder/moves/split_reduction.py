@@ -47,7 +47,8 @@ NAME = "split_reduction"
 KNOB = "PNCU_SPLIT"
 VALUES = (1, 2, 4, 8, 16)
 ON = f"{KNOB} != 1"
-SLOTS = 1024  # the most threads a block has: each keeps its part in a slot of its own
+SLOTS = 1024  # a slot a thread for its part: the block's size where the spec writes it as a
+# number (the rewrite then holds that size), else the most threads a block has
 MAX_ACCUMULATORS = 4
 LOCAL = "pncu_"  # the prefix of the names the rewrite declares
 SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
@@ -76,6 +77,8 @@ class Reduction:
     loop: Node
     accumulators: tuple[Accumulator, ...]
     step: str  # the loop variable's step as written ("1" for ++r)
+    carried: tuple[Node, ...] = ()  # declarations moved before the guard, in source order: the
+    # accumulators' and those of values used after the loop that need nothing of the element
 
 
 def apply(subject: Subject) -> Applied | Refused:
@@ -85,15 +88,17 @@ def apply(subject: Subject) -> Applied | Refused:
     found = _reduction(subject)
     if isinstance(found, str):
         return Refused(NAME, found)
-    edits = _edits(subject, found)
     grid, block = launch.grid[0].strip(), launch.block[0].strip()
+    slots = int(block) if block.isdigit() else SLOTS
+    edits = _edits(subject, found, slots)
     names = ", ".join(a.name for a in found.accumulators)
     site = (f"the loop at line {ts.first_line(found.loop)} ({names}) is dealt out to SPLIT "
             f"threads an output, its parts summed in shared memory; grid {grid} -> "
             f"ceil_div(({grid}) * ({block}), ({block}) // SPLIT)")
     return Applied(NAME, (Knob(KNOB, VALUES, 1),), edits, (site,),
                    grid=(f"ceil_div(({grid}) * ({block}), ({block}) // {KNOB})",
-                         *[g.strip() for g in launch.grid[1:]]))
+                         *[g.strip() for g in launch.grid[1:]]),
+                   writes_block=slots != SLOTS)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -136,22 +141,35 @@ def _reduction(subject: Subject) -> Reduction | str:
         changed = {ts.text(t) for n in ts.walk(s) if (t := _target(n)) is not None}
         if changed & names:
             return f"{', '.join(sorted(changed & names))} changes before the loop"
-    for a in accumulators:
-        if a.hoisted and any(d not in names for d, _ in _declarators(a.decl)):
-            return (f"{a.name} is declared together with names that are not accumulated "
-                    "(only the accumulators are carried past the loop)")
-    left = set(inside) - names
+    uniform = _uniform(subject, before, found.name)
     used = set().union(*(ts.identifiers(s) for s in after)) if after else set()
-    if used & left:
-        return (f"what follows the loop uses {', '.join(sorted(used & left))}, declared before "
-                "it in the guarded work (only the accumulators are carried past the loop)")
+    needed = used & (set(inside) - names)
+    if needed - uniform:
+        return (f"what follows the loop uses {', '.join(sorted(needed - uniform))}, declared "
+                "before it in the guarded work from the element (only the accumulators and "
+                "values that need nothing of the element are carried past the loop)")
+    carried = {a.decl for a in accumulators if a.hoisted}
+    wanted = set(needed)
+    while wanted:  # the values carried and the values they are computed from
+        name = wanted.pop()
+        decl = inside[name]
+        if decl not in carried:
+            carried.add(decl)
+            wanted |= ts.identifiers(decl) & uniform - {name}
+    for decl in carried:
+        mixed = [d for d, _ in _declarators(decl) if d not in names | uniform]
+        if mixed:
+            return (f"{', '.join(mixed)} is declared beside an accumulator from the element "
+                    "(only the accumulators and values that need nothing of the element are "
+                    "carried past the loop)")
     for a in accumulators:
         if a.combine == SUM and (a.init is None or not _ZERO.match(ts.text(a.init))):
             return f"the sum {a.name} does not start at a literal 0"
         if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
                                    ts.accesses(a.init, _pointers(subject))):
             return f"{a.name} starts at a value that depends on the element"
-    return Reduction(found, loop, accumulators, step)
+    return Reduction(found, loop, accumulators, step,
+                     tuple(sorted(carried, key=lambda d: d.start_byte)))
 
 
 def _kernel_unfit(subject: Subject, found: el.Element) -> str:
@@ -346,6 +364,27 @@ def _declarations(stmts: list[Node]) -> dict[str, Node]:
     return {name: s for s in stmts if s.type == "declaration" for name, _ in _declarators(s)}
 
 
+def _uniform(subject: Subject, before: list[Node], index: str) -> set[str]:
+    """The names declared in `before` whose values need nothing of the element: initialized
+    (if at all) from the kernel's scalars, constants and earlier such names, with no load and
+    no call with side effects (`unsigned n = ndraws - lag;`). Every part of every output
+    computes them alike, so they may be computed before the guard."""
+    out: set[str] = set()
+    inside: set[str] = set()
+    pointers = _pointers(subject)
+    for s in before:
+        if s.type != "declaration":
+            continue
+        declared = [d for d, _ in _declarators(s)]
+        free = not ts.accesses(s, pointers) and not _effects(s) and \
+            not ts.mentions(s, {index} | (inside - out)) and \
+            not any(ts.text(c) == "static" for c in s.children)
+        inside |= set(declared)
+        if free:
+            out |= set(declared)
+    return out
+
+
 def _pointers(subject: Subject) -> set[str]:
     return {p.name for p in ts.pointer_params(subject.kernel)}
 
@@ -360,7 +399,7 @@ def _inside(node: Node, outer: Node) -> bool:
 
 # --- writing ---------------------------------------------------------------------------------
 
-def _edits(subject: Subject, r: Reduction) -> tuple[Edit, ...]:
+def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
     data = subject.data
     found = r.element
     decl, guard = found.decl, found.guard
@@ -369,7 +408,7 @@ def _edits(subject: Subject, r: Reduction) -> tuple[Edit, ...]:
     edits = [_index(data, found, indent)]
     hoisted = ""
     gone: list[tuple[int, int]] = []
-    for decl in dict.fromkeys(a.decl for a in r.accumulators if a.hoisted):
+    for decl in r.carried:
         start, end = el.whole_lines(data, decl.start_byte, decl.end_byte)
         gone.append((start, end))
         edits.append(Edit(start, end, tpl.when(ON, "", decode(data[start:end]))))
@@ -386,7 +425,7 @@ def _edits(subject: Subject, r: Reduction) -> tuple[Edit, ...]:
                           tpl.when(ON, opening, decode(data[guard.start_byte:brace.end_byte]))))
     edits += _header_edits(r, split)
     edits.append(Edit(r.loop.end_byte, r.loop.end_byte,
-                      tpl.insert(ON, _combine(r, indent, in_range, split))))
+                      tpl.insert(ON, _combine(r, indent, in_range, split, slots))))
     if found.early:
         close = ts.body(subject.kernel).children[-1]
         edits += el.indented(data, guard.end_byte, close.start_byte, ON, tuple(gone))
@@ -428,13 +467,13 @@ def _header_edits(r: Reduction, split: str) -> list[Edit]:
             Edit(update.start_byte, update.end_byte, tpl.when(ON, stride, ts.text(update)))]
 
 
-def _combine(r: Reduction, indent: str, in_range: str, split: str) -> str:
+def _combine(r: Reduction, indent: str, in_range: str, split: str, slots: int) -> str:
     """After the loop: close the parts' block, put the parts together in part 0, and open the
     block of what followed the loop (part 0 of an output in range only)."""
     inner = indent + "    "
     lines = [f"\n{indent}}}"]
     for a in r.accumulators:
-        lines += [f"{indent}__shared__ {a.type} {LOCAL}{a.name}[{SLOTS}];",
+        lines += [f"{indent}__shared__ {a.type} {LOCAL}{a.name}[{slots}];",
                   f"{indent}{LOCAL}{a.name}[threadIdx.x] = {a.name};"]
     lines += [f"{indent}__syncthreads();", f"{indent}if ({LOCAL}part == 0) {{",
               f"{inner}for (int {LOCAL}q = 1; {LOCAL}q < @SPLIT@; ++{LOCAL}q) {{"]
