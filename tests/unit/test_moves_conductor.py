@@ -198,19 +198,25 @@ def test_a_round_takes_the_moves_its_budget_can_search_and_the_rest_wait() -> No
     assert [c.move for c in decide(s, Policy(move_points=4), knowledge()).moves] == ["unroll"]
 
 
+def recorded(kernel: str) -> tuple[Diagnosis, TaskSpec, tuple[MoveOption, ...]]:
+    """A calibration kernel's round-0 profile as recorded on an H100
+    (tests/fixtures/moves/KERNEL-h100.profile.json.gz), diagnosed, and the moves read against
+    its source."""
+    data = json.loads(gzip.decompress(
+        (ROOT / "tests" / "fixtures" / "moves" / f"{kernel}-h100.profile.json.gz").read_bytes()))
+    profile = profile_from_json(data)
+    diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
+    spec = load_spec(ROOT / "examples" / "moves" / f"{kernel}.toml")
+    return diagnosis, spec, moves_of(spec, diagnosis, None)
+
+
 def test_bank_conflicts_on_a_1d_table_call_for_no_pad_and_the_setup_is_coarsened() -> None:
     """codebook_quant as recorded on an H100 (2026-11-26, round 0 of tools/gpu_moves_check.sh):
     its binary search over a 256-entry shared table conflicts (the top finding). smem_pad
     refuses a 1-D array (a skew of the index, tried, removed the conflicts and was 7% slower:
     docs/tune.md), so the first move is coarsen, for the per-block table setup."""
-    data = json.loads(gzip.decompress(
-        (ROOT / "tests" / "fixtures" / "moves" / "codebook_quant-h100.profile.json.gz")
-        .read_bytes()))
-    profile = profile_from_json(data)
-    diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
+    diagnosis, spec, options = recorded("codebook_quant")
     assert diagnosis.findings[0].bottleneck == "shared_bank_conflicts"
-    spec = load_spec(ROOT / "examples" / "moves" / "codebook_quant.toml")
-    options = moves_of(spec, diagnosis, None)
     pad = next(o for o in options if o.name == "smem_pad")
     assert not pad.applies and "two or more dimensions" in pad.reason
     s = Situation(0, baseline(0.5), None, None, False, "", None, diagnosis, spec.params,
@@ -224,16 +230,11 @@ def test_a_small_grid_of_one_thread_per_output_calls_for_splitting_its_loop() ->
     """colsum_rows as recorded on an H100 (2026-11-26, round 0 of tools/gpu_moves_check.sh):
     64 blocks for 132 SMs (small_grid first). A smaller block makes more blocks of the same
     16,384 threads; splitting each column's loop over threads makes more threads, so
-    split_reduction comes first, and block_size waits for a round of its own (5 x 5 points
-    would outgrow a budget of 24)."""
-    data = json.loads(gzip.decompress(
-        (ROOT / "tests" / "fixtures" / "moves" / "colsum_rows-h100.profile.json.gz")
-        .read_bytes()))
-    profile = profile_from_json(data)
-    diagnosis = diagnose_in(profile, profile.kernels[0], knowledge())
+    split_reduction comes first, and block_size is left for a later round (5 x 5 points would
+    outgrow a budget of 24; beside split it could not hold anyway, split sizing its slots by
+    the block)."""
+    diagnosis, spec, options = recorded("colsum_rows")
     assert diagnosis.findings[0].bottleneck == "small_grid"
-    spec = load_spec(ROOT / "examples" / "moves" / "colsum_rows.toml")
-    options = moves_of(spec, diagnosis, None)
     s = Situation(0, baseline(0.53), None, None, False, "", None, diagnosis, spec.params,
                   moves=options)
     d = decide(s, Policy(move_points=24), knowledge())
