@@ -162,6 +162,9 @@ def test_split_composes_with_unroll_and_holds_the_block_it_sizes_its_slots_by(
     ("float acc = 0.0f;", "float acc = 1.0f;", "does not start at a literal 0"),
     ("float acc = 0.0f;", "float acc = x[c];", "does not start at a literal 0"),
     ("float acc = 0.0f;", "float acc = 0.0f;\n    acc = x[c];", "changes before the loop"),
+    ("    if (c >= C) return;\n    float acc = 0.0f;\n",
+     "    float acc = 0.0f;\n    acc += x[0];\n    if (c >= C) return;\n",
+     "changes before the loop"),
     ("    s[c] = acc;", "    s[c] = acc + x[threadIdx.x];", "threadIdx.x outside"),
     ("    s[c] = acc;", "    __syncthreads();\n    s[c] = acc;", "synchronizes"),
     ("    s[c] = acc;", "    for (int r = 0; r < 2; ++r) acc += 1.0f;\n    s[c] = acc;",
@@ -201,6 +204,15 @@ def test_split_carries_past_the_loop_what_needs_nothing_of_the_element(tmp_path:
     mixed = source.replace("    float acc = 0.0f;\n", "    float acc = 0.0f, first = x[c];\n")
     assert "first is declared beside an accumulator" in refused("split_reduction",
                                                                 colsum(tmp_path, mixed))
+
+
+def test_split_reads_a_sum_declared_before_the_guard(tmp_path: Path) -> None:
+    source = COLSUM.replace("    if (c >= C) return;\n    float acc = 0.0f;\n",
+                            "    float acc = 0.0f;\n    if (c >= C) return;\n")
+    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
+                  PNCU_SPLIT=2)
+    assert on.count("float acc = 0.0f;") == 1
+    assert "    float acc = 0.0f;\n    if ((c < C) && pncu_part < 2) {\n" in on
 
 
 def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:

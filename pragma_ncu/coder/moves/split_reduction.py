@@ -137,7 +137,8 @@ def _reduction(subject: Subject) -> Reduction | str:
     if isinstance(accumulators, str):
         return accumulators
     names = {a.name for a in accumulators}
-    for s in before:
+    setup = [s for s in el.statements(body) if s.start_byte < found.guard.start_byte]
+    for s in (*setup, *before):
         changed = {ts.text(t) for n in ts.walk(s) if (t := _target(n)) is not None}
         if changed & names:
             return f"{', '.join(sorted(changed & names))} changes before the loop"
