@@ -55,8 +55,8 @@ MOMENTS_ARGS = [
 
 
 def colsum(tmp: Path, source: str = COLSUM,  # type: ignore[no-untyped-def]
-           grid: tuple[str, ...] = ("ceil_div(C, 256)",)):
-    return spec_of(tmp, source, args=COLSUM_ARGS, grid=grid, shapes=COLSUM_SHAPES)
+           grid: tuple[str, ...] = ("ceil_div(C, 256)",), block: tuple[str, ...] = ("256",)):
+    return spec_of(tmp, source, args=COLSUM_ARGS, grid=grid, block=block, shapes=COLSUM_SHAPES)
 
 
 def test_split_deals_the_loop_out_and_meets_the_parts_in_shared_memory(tmp_path: Path) -> None:
@@ -220,6 +220,12 @@ def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:
     on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
                   PNCU_SPLIT=2)
     assert "for (int r = (R > 8 ? 1 : 0) + pncu_part; r < R; r += 2)" in on
+
+
+def test_split_deals_a_small_block_out_no_finer_than_a_thread_a_part(tmp_path: Path) -> None:
+    assert applied("split_reduction", colsum(tmp_path, block=("4",))).knobs[0].values == \
+        (1, 2, 4)
+    assert "no room" in refused("split_reduction", colsum(tmp_path, block=("1",)))
 
 
 def test_split_refuses_a_two_dimensional_launch(tmp_path: Path) -> None:

@@ -90,12 +90,15 @@ def apply(subject: Subject) -> Applied | Refused:
         return Refused(NAME, found)
     grid, block = launch.grid[0].strip(), launch.block[0].strip()
     slots = int(block) if block.isdigit() else SLOTS
+    values = tuple(v for v in VALUES if v <= slots)  # a thread a part at least
+    if len(values) < 2:
+        return Refused(NAME, f"a block of {block} threads leaves no room to split a loop")
     edits = _edits(subject, found, slots)
     names = ", ".join(a.name for a in found.accumulators)
     site = (f"the loop at line {ts.first_line(found.loop)} ({names}) is dealt out to SPLIT "
             f"threads an output, its parts summed in shared memory; grid {grid} -> "
             f"ceil_div(({grid}) * ({block}), ({block}) // SPLIT)")
-    return Applied(NAME, (Knob(KNOB, VALUES, 1),), edits, (site,),
+    return Applied(NAME, (Knob(KNOB, values, 1),), edits, (site,),
                    grid=(f"ceil_div(({grid}) * ({block}), ({block}) // {KNOB})",
                          *[g.strip() for g in launch.grid[1:]]),
                    writes_block=slots != SLOTS)
