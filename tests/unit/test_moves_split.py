@@ -168,9 +168,12 @@ def test_split_composes_with_unroll_and_holds_the_block_it_sizes_its_slots_by(
     ("    s[c] = acc;", "    s[c] = acc + x[threadIdx.x];", "threadIdx.x outside"),
     ("    s[c] = acc;", "    __syncthreads();\n    s[c] = acc;", "synchronizes"),
     ("    s[c] = acc;", "    for (int r = 0; r < 2; ++r) acc += 1.0f;\n    s[c] = acc;",
-     "not one `for` loop"),
-    ("for (int r = 0; r < R; ++r)", "for (int r = 0; r != R; ++r)", "is not `for"),
-    ("for (int r = 0; r < R; ++r)", "for (int r = R - 1; r >= 0; --r)", "is not `for"),
+     "not one loop"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = 0; r != R; ++r)", "not one this move reads"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = R - 1; r < R; --r)", "not one this move reads"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = 0; r < R; r *= 2)", "not one this move reads"),
+    ("for (int r = 0; r < R; ++r)", "for (int r = 0, k = 0; k < R; ++r)",
+     "not one this move reads"),
     ("    float acc = 0.0f;", "    float acc = 0.0f;\n    const float b = x[c];",
      "uses b"),
     ("    float acc = 0.0f;", "    __shared__ float t[32];\n    float acc = 0.0f;",
@@ -213,6 +216,68 @@ def test_split_reads_a_sum_declared_before_the_guard(tmp_path: Path) -> None:
                   PNCU_SPLIT=2)
     assert on.count("float acc = 0.0f;") == 1
     assert "    float acc = 0.0f;\n    if ((c < C) && pncu_part < 2) {\n" in on
+
+
+def test_split_reads_a_loop_counting_down(tmp_path: Path) -> None:
+    source = COLSUM.replace("for (int r = 0; r < R; ++r)", "for (int r = R - 1; r >= 0; --r)")
+    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
+                  PNCU_SPLIT=4)
+    assert "for (int r = (R - 1) - pncu_part; r >= 0; r -= 4)" in on
+
+
+POINTER_WHILE = """extern "C" __global__ void k(const float* x, float* s, int R, int C)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < C) {
+        const float* p = x + c;
+        const float* end = x + (size_t)R * C;
+        float acc = 0.0f;
+        while (p < end) {
+            acc += *p;
+            p += C;
+        }
+        s[c] = acc;
+    }
+}
+"""
+
+
+def test_split_reads_a_while_loop_that_steps_a_pointer(tmp_path: Path) -> None:
+    """A variable that starts before the loop is moved on `part` steps right above it."""
+    spec = colsum(tmp_path, POINTER_WHILE)
+    moves = [applied("split_reduction", spec)]
+    on = rendered(spec, moves, PNCU_SPLIT=4)
+    assert "        const float* end = x + (size_t)R * C;\n" \
+           "        p += pncu_part * (C);\n        while (p < end) {\n" \
+           "            acc += *p;\n            p += (C) * 4;\n        }\n    }\n" in on
+    assert rendered(spec, moves) == POINTER_WHILE
+    cont = POINTER_WHILE.replace("acc += *p;", "if (*p < 0.0f) { p += C; continue; }\n"
+                                              "            acc += *p;")
+    assert "continues past its step" in refused("split_reduction", colsum(tmp_path, cont))
+    varying = POINTER_WHILE.replace("acc += *p;\n            p += C;",
+                                    "int w = (int)*p;\n            acc += *p;\n            p += w;")
+    assert "steps by what the loop changes" in refused("split_reduction",
+                                                       colsum(tmp_path, varying))
+    after = POINTER_WHILE.replace("s[c] = acc;", "s[c] = acc + *(p - C);")
+    assert "which the loop steps" in refused("split_reduction", colsum(tmp_path, after))
+
+
+def test_split_steps_every_variable_a_for_loop_steps(tmp_path: Path) -> None:
+    """`p` starts before the loop: moved on right above it, and the unroll pragma, inserted at
+    the same place, stays next to the loop. Two counters started in the header both move."""
+    source = POINTER_WHILE.replace(
+        "        while (p < end) {\n            acc += *p;\n            p += C;\n        }\n",
+        "        for (int r = 0; r < R; ++r, p += C) acc += *p;\n")
+    spec = colsum(tmp_path, source)
+    moves = [applied("split_reduction", spec), applied("unroll", spec)]
+    on = rendered(spec, moves, PNCU_SPLIT=2, PNCU_UNROLL=4)
+    assert "        p += pncu_part * (C);\n        #pragma unroll 4\n" \
+           "        for (int r = 0 + pncu_part; r < R; r += 2, p += (C) * 2) acc += *p;" in on
+    assert rendered(spec, moves) == source
+    two = COLSUM.replace("for (int r = 0; r < R; ++r)", "for (int r = 0, k = 1; r < R; ++r, ++k)")
+    on = rendered(colsum(tmp_path, two), [applied("split_reduction", colsum(tmp_path, two))],
+                  PNCU_SPLIT=2)
+    assert "for (int r = 0 + pncu_part, k = 1 + pncu_part; r < R; r += 2, k += 2)" in on
 
 
 def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:

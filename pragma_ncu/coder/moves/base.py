@@ -49,6 +49,8 @@ class Edit:
     start: int
     end: int
     template: str
+    last: bool = False  # of the insertions at one place, goes last: next to the code after it
+    # (an unroll pragma, which must stand right above its loop)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,14 @@ it reads is the element shape (`element`) with a reduction in the element's work
     if (c >= n) return;                         (or `if (c < n) { ... }`)
     float acc = 0.0f;                           accumulators declared before the loop
     ... declarations (loads too) ...
-    for (int r = A; r < B; ++r) { ... acc += e; ... }     (`r += S`, `<=` too)
+    for (int r = A; r < B; ++r) { ... acc += e; ... }
     ... what is done with acc (stores) ...
+
+The loop is a `for` or a `while` that steps its variables once an iteration by a distance
+it does not change (`++r`, `r += S`, `--r`, `r -= S`; several at once, as in `++i, p += n`,
+or as a `while` body's last statement) and runs while one of them is below (above, counting
+down) a bound it does not change. Part p starts each variable p steps on (in the loop's
+header, or right above the loop) and steps it SPLIT times as far.
 
 The loop's body may only update its accumulators (`acc += e`, `acc -= e`, `acc = acc + e`,
 `++acc`, `acc = fmaxf(acc, e)` and the other min/max), and never reads them otherwise; it
@@ -72,11 +78,23 @@ class Accumulator:
 
 
 @dataclass(frozen=True)
+class Induction:
+    """A variable the loop steps once an iteration: `++r`, `r += S`, `--r`, `p += stride`."""
+
+    name: str
+    sign: str  # "+" or "-"
+    step: str  # as written ("1" for ++ and --)
+    update: Node  # the update (each part steps SPLIT times as far)
+    start: Node | None  # its value in the loop's header, or None: it starts where it stands
+    # before the loop, and part p moves it p steps on first
+
+
+@dataclass(frozen=True)
 class Reduction:
     element: el.Element
     loop: Node
     accumulators: tuple[Accumulator, ...]
-    step: str  # the loop variable's step as written ("1" for ++r)
+    inductions: tuple[Induction, ...]
     carried: tuple[Node, ...] = ()  # declarations moved before the guard, in source order: the
     # accumulators' and those of values used after the loop that need nothing of the element
 
@@ -120,23 +138,38 @@ def _reduction(subject: Subject) -> Reduction | str:
             return "statements follow the guarded block"
         work = el.statements(work[0])
     loops = [s for s in work if s.type in ts.LOOPS]
-    if len(loops) != 1 or loops[0].type != "for_statement":
-        return ("the element's work is not one `for` loop between its declarations and what "
-                "follows (no loop, a while loop, or several)")
+    if len(loops) != 1:
+        return ("the element's work is not one loop between its declarations and what follows "
+                "(no loop, or several)")
     loop = loops[0]
     before = [s for s in work if s.end_byte <= loop.start_byte]
     after = [s for s in work if s.start_byte >= loop.end_byte]
     why = _before_unfit(subject, before) or _after_unfit(after)
     if why:
         return why
-    header = _header(loop)
-    if isinstance(header, str):
-        return header
-    variable, step = header
+    inductions = _inductions(loop)
+    if isinstance(inductions, str):
+        return inductions
+    driven = {i.name for i in inductions}
+    body_of = loop.child_by_field_name("body")
+    changed = {ts.text(t) for n in ts.walk(body_of)
+               if (t := _target(n)) is not None and not any(_inside(n, x) for x in _steps(loop))}
+    changed |= {d for n in ts.walk(body_of) if n.type == "declaration"
+                for d, _ in _declarators(n)}
+    for i in inductions:
+        step = _step_node(i.update)
+        if step is not None and (ts.identifiers(step) & changed or ts.call_names(step) or
+                                 any(n.type in ("subscript_expression", "pointer_expression",
+                                                "field_expression") for n in ts.walk(step))):
+            return f"{i.name} steps by what the loop changes or loads ({ts.text(step)})"
+    used_after = set().union(*(ts.identifiers(s) for s in after)) if after else set()
+    if driven & used_after:
+        return (f"what follows the loop uses {', '.join(sorted(driven & used_after))}, which "
+                "the loop steps (each part would leave it elsewhere)")
     inside = _declarations(before)
     outside = _declarations([s for s in el.statements(body) if s.end_byte <= found.guard.start_byte
                              and s != found.decl])
-    accumulators = _accumulators(loop, variable, inside, outside)
+    accumulators = _accumulators(loop, driven, inside, outside)
     if isinstance(accumulators, str):
         return accumulators
     names = {a.name for a in accumulators}
@@ -172,7 +205,7 @@ def _reduction(subject: Subject) -> Reduction | str:
         if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
                                    ts.accesses(a.init, _pointers(subject))):
             return f"{a.name} starts at a value that depends on the element"
-    return Reduction(found, loop, accumulators, step,
+    return Reduction(found, loop, accumulators, inductions,
                      tuple(sorted(carried, key=lambda d: d.start_byte)))
 
 
@@ -217,45 +250,119 @@ def _after_unfit(after: list[Node]) -> str:
     return ""
 
 
-def _header(loop: Node) -> tuple[str, str] | str:
-    """The loop variable and its step, for `for (T r = A; r < B; ++r)` (`r++`, `r += S`,
-    `r <= B`, `B > r`)."""
-    init = loop.child_by_field_name("initializer")
-    cond = loop.child_by_field_name("condition")
-    update = loop.child_by_field_name("update")
-    form = "the loop is not `for (T r = A; r < B; r += S)`"
-    if init is None or init.type != "declaration" or cond is None or update is None:
-        return form
-    declarators = init.children_by_field_name("declarator")
-    if len(declarators) != 1 or declarators[0].type != "init_declarator":
-        return form
-    variable = ts.text(declarators[0].child_by_field_name("declarator"))
-    if cond.type != "binary_expression":
-        return form
-    op = ts.text(cond.child_by_field_name("operator"))
-    left, right = ts.text(cond.child_by_field_name("left")), ts.text(
-        cond.child_by_field_name("right"))
-    if not ((op in ("<", "<=") and left == variable) or (op in (">", ">=") and right == variable)):
-        return form
-    step = _step(update, variable)
-    if step is None:
-        return form
-    return variable, step
+FORM = ("the loop is not one this move reads: `for (T r = A; r < B; r += S)` (`++r`, `<=`, "
+        "counting down with `>`; other variables stepped beside r in its update), or `while "
+        "(r < B) { ...; r += S; }`")
+UP, DOWN = {"<": "left", "<=": "left", ">": "right", ">=": "right"}, \
+    {">": "left", ">=": "left", "<": "right", "<=": "right"}
 
 
-def _step(update: Node, variable: str) -> str | None:
+def _inductions(loop: Node) -> tuple[Induction, ...] | str:
+    """The variables the loop steps, and where each starts; the condition must compare one of
+    them with a bound the loop does not change, in the direction it steps, so that the
+    iterations are a run that ends once the condition fails (parts may take every SPLIT-th)."""
+    if loop.type == "for_statement":
+        updates = _updates(loop.child_by_field_name("update"))
+        condition = loop.child_by_field_name("condition")
+    elif loop.type == "while_statement":
+        body = loop.child_by_field_name("body")
+        stmts = el.statements(body) if body is not None and \
+            body.type == "compound_statement" else []
+        last = stmts[-1] if stmts else None
+        updates = _updates(last.named_children[0]) if last is not None and \
+            last.type == "expression_statement" and last.named_children else None
+        clause = loop.child_by_field_name("condition")
+        condition = clause.child_by_field_name("value") or clause.named_children[0]
+        if any(n.type == "continue_statement" and not ts.enclosing(n, ts.LOOPS, loop)
+               for n in ts.walk(body)):
+            return "the while loop continues past its step"
+    else:
+        return FORM
+    if not updates or condition is None or condition.type != "binary_expression":
+        return FORM
+    stepped = [_stepped(u) for u in updates]
+    if any(x is None for x in stepped):
+        return FORM
+    names = {x[0] for x in stepped if x is not None}
+    if len(names) != len(stepped) or any(ts.mentions(u, names) and x is not None and
+                                         ts.mentions(_step_node(u), names)
+                                         for u, x in zip(updates, stepped, strict=True)):
+        return FORM
+    op = ts.text(condition.child_by_field_name("operator"))
+    sides = {"left": condition.child_by_field_name("left"),
+             "right": condition.child_by_field_name("right")}
+    sign = {x[0]: x[1] for x in stepped if x is not None}
+    bound = [(side, n) for side, n in sides.items()
+             if n.type == "identifier" and ts.text(n) in names]
+    if len(bound) != 1:
+        return FORM
+    side, node = bound[0]
+    other = sides["right" if side == "left" else "left"]
+    direction = UP if sign[ts.text(node)] == "+" else DOWN
+    if direction.get(op) != side or ts.mentions(other, names):
+        return FORM
+    starts = _starts(loop.child_by_field_name("initializer")) \
+        if loop.type == "for_statement" else {}
+    if starts is None:
+        return FORM
+    return tuple(Induction(name, sg, step, u, starts.get(name))
+                 for u, (name, sg, step) in zip(updates, [x for x in stepped if x is not None],
+                                                strict=True))
+
+
+def _updates(node: Node | None) -> list[Node] | None:
+    """The updates of a loop's step: one, or several joined by commas."""
+    if node is None:
+        return None
+    if node.type == "comma_expression":
+        left, right = _updates(node.child_by_field_name("left")), \
+            _updates(node.child_by_field_name("right"))
+        return None if left is None or right is None else [*left, *right]
+    return [node]
+
+
+def _stepped(update: Node) -> tuple[str, str, str] | None:
+    """(name, sign, step) of `++v`, `v++`, `--v`, `v--`, `v += k` or `v -= k`, else None."""
     if update.type == "update_expression":
-        return "1" if ts.text(update.child_by_field_name("argument")) == variable and \
-            "++" in ts.text(update) else None
-    if update.type == "assignment_expression" and \
-            ts.text(update.child_by_field_name("left")) == variable and \
-            ts.text(update.child_by_field_name("operator")) == "+=":
-        step = update.child_by_field_name("right")
-        return None if ts.mentions(step, {variable}) else ts.text(step)
+        arg = update.child_by_field_name("argument")
+        if arg is None or arg.type != "identifier":
+            return None
+        return ts.text(arg), "+" if "++" in ts.text(update) else "-", "1"
+    if update.type == "assignment_expression":
+        left, op = update.child_by_field_name("left"), ts.text(
+            update.child_by_field_name("operator"))
+        if left.type == "identifier" and op in ("+=", "-="):
+            step = update.child_by_field_name("right")
+            if not ts.mentions(step, {ts.text(left)}):
+                return ts.text(left), op[0], ts.text(step)
     return None
 
 
-def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
+def _step_node(update: Node) -> Node | None:
+    return update.child_by_field_name("right") if update.type == "assignment_expression" \
+        else None
+
+
+def _starts(init: Node | None) -> dict[str, Node] | None:
+    """Each variable's start in a for loop's header (`int r = A`, `r = A`), None for a header
+    this move does not read."""
+    if init is None:
+        return {}
+    if init.type == "declaration":
+        out = {}
+        for name, d in _declarators(init):
+            if d.type != "init_declarator":
+                return None
+            out[name] = d.child_by_field_name("value")
+        return out
+    if init.type == "assignment_expression" and \
+            ts.text(init.child_by_field_name("operator")) == "=" and \
+            init.child_by_field_name("left").type == "identifier":
+        return {ts.text(init.child_by_field_name("left")): init.child_by_field_name("right")}
+    return None
+
+
+def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
                   outside: dict[str, Node]) -> tuple[Accumulator, ...] | str:
     """The names the loop accumulates into (declared in the guarded work before it, `inside`,
     or before the guard, `outside`), each with the way two parts combine."""
@@ -264,6 +371,7 @@ def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
     local = {d for n in ts.walk(body) if n.type == "declaration" for d, _ in _declarators(n)}
     combine: dict[str, str] = {}
     sanctioned: set[int] = set()  # identifier nodes where an accumulator may appear
+    steps = _steps(loop)
     for n in ts.walk(body):
         if n.type in ("return_statement", "goto_statement"):
             return "the loop returns or jumps out"
@@ -274,15 +382,15 @@ def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
                 (*SYNCING, *_EFFECTS)):
             return "the loop synchronizes or has side effects (atomics, printf, asm)"
         target = _target(n)
-        if target is None:
+        if target is None or any(_inside(n, x) for x in steps):
             continue
         if target.type != "identifier":
             return "the loop stores to memory or to an array"
         name = ts.text(target)
         if name in local:
             continue
-        if name == variable:
-            return f"the loop changes its variable {variable}"
+        if name in driven:
+            return f"the loop changes {name}, which it steps, in its body"
         if name not in declared:
             return f"the loop changes {name}, declared outside the element's work"
         kind = _update_kind(n, name)
@@ -297,7 +405,7 @@ def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
         if n.type == "identifier" and ts.text(n) in combine and n.id not in sanctioned:
             return f"the loop reads {ts.text(n)} beyond accumulating it"
     if ts.mentions(loop.child_by_field_name("condition"), set(combine)) or \
-            ts.mentions(loop.child_by_field_name("update"), set(combine)):
+            any(ts.mentions(x, set(combine)) for x in steps):
         return "the loop's bounds depend on what it accumulates"
     out = []
     for name, kind in combine.items():
@@ -310,6 +418,15 @@ def _accumulators(loop: Node, variable: str, inside: dict[str, Node],
         init = node.child_by_field_name("value") if node.type == "init_declarator" else None
         out.append(Accumulator(name, decl, type_text, kind, init, name in inside))
     return tuple(out)
+
+
+def _steps(loop: Node) -> list[Node]:
+    """Where the loop steps its variables: a for loop's update, a while loop's last
+    statement."""
+    if loop.type == "for_statement":
+        update = loop.child_by_field_name("update")
+        return [update] if update is not None else []
+    return el.statements(loop.child_by_field_name("body"))[-1:]
 
 
 def _target(n: Node) -> Node | None:
@@ -427,7 +544,7 @@ def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
         brace = guard.child_by_field_name("consequence").children[0]
         edits.append(Edit(guard.start_byte, brace.end_byte,
                           tpl.when(ON, opening, decode(data[guard.start_byte:brace.end_byte]))))
-    edits += _header_edits(r, split)
+    edits += _step_edits(data, r, split, found.early)
     edits.append(Edit(r.loop.end_byte, r.loop.end_byte,
                       tpl.insert(ON, _combine(r, indent, in_range, split, slots))))
     if found.early:
@@ -455,20 +572,30 @@ def _index(data: bytes, found: el.Element, indent: str) -> Edit:
                 tpl.when(ON, on, decode(data[decl.start_byte:decl.end_byte])))
 
 
-def _header_edits(r: Reduction, split: str) -> list[Edit]:
-    init = r.loop.child_by_field_name("initializer").children_by_field_name("declarator")[0]
-    start = init.child_by_field_name("value")
-    update = r.loop.child_by_field_name("update")
-    variable = ts.text(init.child_by_field_name("declarator"))
-    one = r.step == "1"
-    first = ts.text(start) if start.type in ("identifier", "number_literal") else \
-        f"({ts.text(start)})"
-    begin = f"{first} + {LOCAL}part" if one else f"{first} + {LOCAL}part * ({r.step})"
-    stride = tpl.literal(f"{variable} += ") + (split if one else
-                                                tpl.literal(f"({r.step}) * ") + split)
-    return [Edit(start.start_byte, start.end_byte, tpl.when(ON, tpl.literal(begin),
-                                                            ts.text(start))),
-            Edit(update.start_byte, update.end_byte, tpl.when(ON, stride, ts.text(update)))]
+def _step_edits(data: bytes, r: Reduction, split: str, early: bool) -> list[Edit]:
+    """Each part starts its variables `part` steps on and steps them SPLIT times as far: in
+    the loop's header where they start there, else in a statement right above the loop."""
+    part = f"{LOCAL}part"
+    edits, offsets = [], []
+    for i in r.inductions:
+        one = i.step == "1"
+        far = split if one else tpl.literal(f"({i.step}) * ") + split
+        edits.append(Edit(i.update.start_byte, i.update.end_byte, tpl.when(
+            ON, tpl.literal(f"{i.name} {i.sign}= ") + far, ts.text(i.update))))
+        moved = part if one else f"{part} * ({i.step})"
+        if i.start is not None:
+            first = ts.text(i.start) if i.start.type in ("identifier", "number_literal") else \
+                f"({ts.text(i.start)})"
+            edits.append(Edit(i.start.start_byte, i.start.end_byte, tpl.when(
+                ON, tpl.literal(f"{first} {i.sign} {moved}"), ts.text(i.start))))
+        else:
+            offsets.append(f"{i.name} {i.sign}= {moved};")
+    if offsets:
+        indent = (ts.indentation(data, r.loop.start_byte) or "") + ("    " if early else "")
+        line = r.loop.start_byte - len((ts.indentation(data, r.loop.start_byte) or "").encode())
+        edits.append(Edit(line, line, tpl.insert(ON, tpl.literal(
+            "".join(f"{indent}{o}\n" for o in offsets)))))
+    return edits
 
 
 def _combine(r: Reduction, indent: str, in_range: str, split: str, slots: int) -> str:

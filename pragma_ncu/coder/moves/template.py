@@ -49,7 +49,7 @@ def compose(data: bytes, edits: Sequence[Edit], defines: Sequence[str] = ()) -> 
     parameters `defines` passed to nvcc as -D."""
     out = [defines_comment(tuple(defines))] if defines else []
     pos = 0
-    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+    for e in sorted(edits, key=lambda e: (e.start, e.end, e.last)):
         if e.start < pos:
             raise MoveTemplateError(f"an edit at byte {e.start} overlaps the one before it")
         out += [literal(decode(data[pos:e.start])), e.template]

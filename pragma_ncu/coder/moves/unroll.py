@@ -33,7 +33,7 @@ def apply(subject: Subject) -> Applied | Refused:
         on = tpl.literal(indent + "#pragma unroll ") + tpl.value(KNOB) + "\n"
         line = loop.start_byte - len(indent.encode())  # at the line's start: a move that
         # indents the loop's line (coarsen, split_reduction) indents the loop, not the pragma
-        edits.append(Edit(line, line, tpl.insert(KNOB, on)))
+        edits.append(Edit(line, line, tpl.insert(KNOB, on), last=True))
         sites.append(f"the loop at line {ts.first_line(loop)} ({how})")
     return Applied(NAME, (Knob(KNOB, VALUES, 0),), tuple(edits), tuple(sites))
 
