@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 
 from pragma_ncu.coder.moves import element as el
+from pragma_ncu.coder.moves import stepping as st
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
@@ -78,23 +79,11 @@ class Accumulator:
 
 
 @dataclass(frozen=True)
-class Induction:
-    """A variable the loop steps once an iteration: `++r`, `r += S`, `--r`, `p += stride`."""
-
-    name: str
-    sign: str  # "+" or "-"
-    step: str  # as written ("1" for ++ and --)
-    update: Node  # the update (each part steps SPLIT times as far)
-    start: Node | None  # its value in the loop's header, or None: it starts where it stands
-    # before the loop, and part p moves it p steps on first
-
-
-@dataclass(frozen=True)
 class Reduction:
     element: el.Element
     loop: Node
     accumulators: tuple[Accumulator, ...]
-    inductions: tuple[Induction, ...]
+    inductions: tuple[st.Induction, ...]
     carried: tuple[Node, ...] = ()  # declarations moved before the guard, in source order: the
     # accumulators' and those of values used after the loop that need nothing of the element
 
@@ -147,17 +136,17 @@ def _reduction(subject: Subject) -> Reduction | str:
     why = _before_unfit(subject, before) or _after_unfit(after)
     if why:
         return why
-    inductions = _inductions(loop)
+    inductions = st.inductions(loop)
     if isinstance(inductions, str):
         return inductions
     driven = {i.name for i in inductions}
-    body_of = loop.child_by_field_name("body")
-    changed = {ts.text(t) for n in ts.walk(body_of)
-               if (t := _target(n)) is not None and not any(_inside(n, x) for x in _steps(loop))}
+    body_of, stepping = loop.child_by_field_name("body"), st.steps(loop)
+    changed = {ts.text(t) for n in ts.walk(body_of) if (t := ts.assigned(n)) is not None
+               and not any(ts.inside(n, x) for x in stepping)}
     changed |= {d for n in ts.walk(body_of) if n.type == "declaration"
-                for d, _ in _declarators(n)}
+                for d, _ in ts.declarators(n)}
     for i in inductions:
-        step = _step_node(i.update)
+        step = st.step_of(i.update)
         if step is not None and (ts.identifiers(step) & changed or ts.call_names(step) or
                                  any(n.type in ("subscript_expression", "pointer_expression",
                                                 "field_expression") for n in ts.walk(step))):
@@ -175,7 +164,7 @@ def _reduction(subject: Subject) -> Reduction | str:
     names = {a.name for a in accumulators}
     setup = [s for s in el.statements(body) if s.start_byte < found.guard.start_byte]
     for s in (*setup, *before):
-        changed = {ts.text(t) for n in ts.walk(s) if (t := _target(n)) is not None}
+        changed = {ts.text(t) for n in ts.walk(s) if (t := ts.assigned(n)) is not None}
         if changed & names:
             return f"{', '.join(sorted(changed & names))} changes before the loop"
     uniform = _uniform(subject, before, found.name)
@@ -194,7 +183,7 @@ def _reduction(subject: Subject) -> Reduction | str:
             carried.add(decl)
             wanted |= ts.identifiers(decl) & uniform - {name}
     for decl in carried:
-        mixed = [d for d, _ in _declarators(decl) if d not in names | uniform]
+        mixed = [d for d, _ in ts.declarators(decl) if d not in names | uniform]
         if mixed:
             return (f"{', '.join(mixed)} is declared beside an accumulator from the element "
                     "(only the accumulators and values that need nothing of the element are "
@@ -219,7 +208,7 @@ def _kernel_unfit(subject: Subject, found: el.Element) -> str:
             if n.type == "call_expression" and ts.text(
                     n.child_by_field_name("function")).startswith(SYNCING):
                 return "the kernel synchronizes threads (barriers, shuffles or votes)"
-            if n.type == "field_expression" and (fn != subject.kernel or not _inside(
+            if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
                     n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
                 return (f"the kernel reads {ts.text(n)} outside its element index: each "
                         "thread's place would change")
@@ -250,128 +239,16 @@ def _after_unfit(after: list[Node]) -> str:
     return ""
 
 
-FORM = ("the loop is not one this move reads: `for (T r = A; r < B; r += S)` (`++r`, `<=`, "
-        "counting down with `>`; other variables stepped beside r in its update), or `while "
-        "(r < B) { ...; r += S; }`")
-UP, DOWN = {"<": "left", "<=": "left", ">": "right", ">=": "right"}, \
-    {">": "left", ">=": "left", "<": "right", "<=": "right"}
-
-
-def _inductions(loop: Node) -> tuple[Induction, ...] | str:
-    """The variables the loop steps, and where each starts; the condition must compare one of
-    them with a bound the loop does not change, in the direction it steps, so that the
-    iterations are a run that ends once the condition fails (parts may take every SPLIT-th)."""
-    if loop.type == "for_statement":
-        updates = _updates(loop.child_by_field_name("update"))
-        condition = loop.child_by_field_name("condition")
-    elif loop.type == "while_statement":
-        body = loop.child_by_field_name("body")
-        stmts = el.statements(body) if body is not None and \
-            body.type == "compound_statement" else []
-        last = stmts[-1] if stmts else None
-        updates = _updates(last.named_children[0]) if last is not None and \
-            last.type == "expression_statement" and last.named_children else None
-        clause = loop.child_by_field_name("condition")
-        condition = clause.child_by_field_name("value") or clause.named_children[0]
-        if any(n.type == "continue_statement" and not ts.enclosing(n, ts.LOOPS, loop)
-               for n in ts.walk(body)):
-            return "the while loop continues past its step"
-    else:
-        return FORM
-    if not updates or condition is None or condition.type != "binary_expression":
-        return FORM
-    stepped = [_stepped(u) for u in updates]
-    if any(x is None for x in stepped):
-        return FORM
-    names = {x[0] for x in stepped if x is not None}
-    if len(names) != len(stepped) or any(ts.mentions(u, names) and x is not None and
-                                         ts.mentions(_step_node(u), names)
-                                         for u, x in zip(updates, stepped, strict=True)):
-        return FORM
-    op = ts.text(condition.child_by_field_name("operator"))
-    sides = {"left": condition.child_by_field_name("left"),
-             "right": condition.child_by_field_name("right")}
-    sign = {x[0]: x[1] for x in stepped if x is not None}
-    bound = [(side, n) for side, n in sides.items()
-             if n.type == "identifier" and ts.text(n) in names]
-    if len(bound) != 1:
-        return FORM
-    side, node = bound[0]
-    other = sides["right" if side == "left" else "left"]
-    direction = UP if sign[ts.text(node)] == "+" else DOWN
-    if direction.get(op) != side or ts.mentions(other, names):
-        return FORM
-    starts = _starts(loop.child_by_field_name("initializer")) \
-        if loop.type == "for_statement" else {}
-    if starts is None:
-        return FORM
-    return tuple(Induction(name, sg, step, u, starts.get(name))
-                 for u, (name, sg, step) in zip(updates, [x for x in stepped if x is not None],
-                                                strict=True))
-
-
-def _updates(node: Node | None) -> list[Node] | None:
-    """The updates of a loop's step: one, or several joined by commas."""
-    if node is None:
-        return None
-    if node.type == "comma_expression":
-        left, right = _updates(node.child_by_field_name("left")), \
-            _updates(node.child_by_field_name("right"))
-        return None if left is None or right is None else [*left, *right]
-    return [node]
-
-
-def _stepped(update: Node) -> tuple[str, str, str] | None:
-    """(name, sign, step) of `++v`, `v++`, `--v`, `v--`, `v += k` or `v -= k`, else None."""
-    if update.type == "update_expression":
-        arg = update.child_by_field_name("argument")
-        if arg is None or arg.type != "identifier":
-            return None
-        return ts.text(arg), "+" if "++" in ts.text(update) else "-", "1"
-    if update.type == "assignment_expression":
-        left, op = update.child_by_field_name("left"), ts.text(
-            update.child_by_field_name("operator"))
-        if left.type == "identifier" and op in ("+=", "-="):
-            step = update.child_by_field_name("right")
-            if not ts.mentions(step, {ts.text(left)}):
-                return ts.text(left), op[0], ts.text(step)
-    return None
-
-
-def _step_node(update: Node) -> Node | None:
-    return update.child_by_field_name("right") if update.type == "assignment_expression" \
-        else None
-
-
-def _starts(init: Node | None) -> dict[str, Node] | None:
-    """Each variable's start in a for loop's header (`int r = A`, `r = A`), None for a header
-    this move does not read."""
-    if init is None:
-        return {}
-    if init.type == "declaration":
-        out = {}
-        for name, d in _declarators(init):
-            if d.type != "init_declarator":
-                return None
-            out[name] = d.child_by_field_name("value")
-        return out
-    if init.type == "assignment_expression" and \
-            ts.text(init.child_by_field_name("operator")) == "=" and \
-            init.child_by_field_name("left").type == "identifier":
-        return {ts.text(init.child_by_field_name("left")): init.child_by_field_name("right")}
-    return None
-
-
 def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
                   outside: dict[str, Node]) -> tuple[Accumulator, ...] | str:
     """The names the loop accumulates into (declared in the guarded work before it, `inside`,
     or before the guard, `outside`), each with the way two parts combine."""
     declared = {**outside, **inside}
     body = loop.child_by_field_name("body")
-    local = {d for n in ts.walk(body) if n.type == "declaration" for d, _ in _declarators(n)}
+    local = {d for n in ts.walk(body) if n.type == "declaration" for d, _ in ts.declarators(n)}
     combine: dict[str, str] = {}
     sanctioned: set[int] = set()  # identifier nodes where an accumulator may appear
-    steps = _steps(loop)
+    steps = st.steps(loop)
     for n in ts.walk(body):
         if n.type in ("return_statement", "goto_statement"):
             return "the loop returns or jumps out"
@@ -381,8 +258,8 @@ def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
         if n.type == "call_expression" and ts.text(n.child_by_field_name("function")).startswith(
                 (*SYNCING, *_EFFECTS)):
             return "the loop synchronizes or has side effects (atomics, printf, asm)"
-        target = _target(n)
-        if target is None or any(_inside(n, x) for x in steps):
+        target = ts.assigned(n)
+        if target is None or any(ts.inside(n, x) for x in steps):
             continue
         if target.type != "identifier":
             return "the loop stores to memory or to an array"
@@ -411,30 +288,13 @@ def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
     for name, kind in combine.items():
         decl = declared[name]
         type_text = " ".join(ts.text(decl.child_by_field_name("type")).split())
-        node = dict(_declarators(decl))[name]
+        node = dict(ts.declarators(decl))[name]
         if type_text not in SIZES or ts.text(node.child_by_field_name("declarator")
                                              if node.type == "init_declarator" else node) != name:
             return f"{name} is not a scalar of a plain arithmetic type ({type_text})"
         init = node.child_by_field_name("value") if node.type == "init_declarator" else None
         out.append(Accumulator(name, decl, type_text, kind, init, name in inside))
     return tuple(out)
-
-
-def _steps(loop: Node) -> list[Node]:
-    """Where the loop steps its variables: a for loop's update, a while loop's last
-    statement."""
-    if loop.type == "for_statement":
-        update = loop.child_by_field_name("update")
-        return [update] if update is not None else []
-    return el.statements(loop.child_by_field_name("body"))[-1:]
-
-
-def _target(n: Node) -> Node | None:
-    if n.type == "assignment_expression":
-        return n.child_by_field_name("left")
-    if n.type == "update_expression":
-        return n.child_by_field_name("argument")
-    return None
 
 
 def _update_kind(n: Node, name: str) -> str | None:
@@ -468,21 +328,9 @@ def _operand(n: Node, name: str) -> list[Node]:
     return [m for m in ts.walk(right) if m.type == "identifier" and ts.text(m) == name]
 
 
-def _declarators(decl: Node) -> list[tuple[str, Node]]:
-    """The names a declaration declares, each with its declarator."""
-    out = []
-    for d in decl.children_by_field_name("declarator"):
-        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-        while inner is not None and inner.type != "identifier":
-            inner = inner.child_by_field_name("declarator")
-        if inner is not None:
-            out.append((ts.text(inner), d))
-    return out
-
-
 def _declarations(stmts: list[Node]) -> dict[str, Node]:
     """name -> its declaration statement, for the declarations among `stmts`."""
-    return {name: s for s in stmts if s.type == "declaration" for name, _ in _declarators(s)}
+    return {name: s for s in stmts if s.type == "declaration" for name, _ in ts.declarators(s)}
 
 
 def _uniform(subject: Subject, before: list[Node], index: str) -> set[str]:
@@ -496,7 +344,7 @@ def _uniform(subject: Subject, before: list[Node], index: str) -> set[str]:
     for s in before:
         if s.type != "declaration":
             continue
-        declared = [d for d, _ in _declarators(s)]
+        declared = [d for d, _ in ts.declarators(s)]
         free = not ts.accesses(s, pointers) and not _effects(s) and \
             not ts.mentions(s, {index} | (inside - out)) and \
             not any(ts.text(c) == "static" for c in s.children)
@@ -512,10 +360,6 @@ def _pointers(subject: Subject) -> set[str]:
 
 def _effects(node: Node) -> bool:
     return any(name.startswith((*SYNCING, *_EFFECTS)) for name in ts.call_names(node))
-
-
-def _inside(node: Node, outer: Node) -> bool:
-    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
 
 
 # --- writing ---------------------------------------------------------------------------------

@@ -225,6 +225,32 @@ def _access_base(node: Node) -> str | None:
     return text(arg) if arg is not None and arg.type == "identifier" else None
 
 
+def declarators(decl: Node) -> list[tuple[str, Node]]:
+    """The names a declaration declares, each with its declarator."""
+    out = []
+    for d in decl.children_by_field_name("declarator"):
+        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        while inner is not None and inner.type != "identifier":
+            inner = inner.child_by_field_name("declarator")
+        if inner is not None:
+            out.append((text(inner), d))
+    return out
+
+
+def assigned(node: Node) -> Node | None:
+    """What an assignment (`=`, `+=`, ...) or an increment writes, None for other nodes."""
+    if node.type == "assignment_expression":
+        return node.child_by_field_name("left")
+    if node.type == "update_expression":
+        return node.child_by_field_name("argument")
+    return None
+
+
+def inside(node: Node, outer: Node) -> bool:
+    """`node` lies within `outer` (or is it)."""
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
 def enclosing(node: Node, types: tuple[str, ...], stop: Node | None = None) -> list[Node]:
     """The ancestors of `node` of the given types, innermost first (up to `stop`)."""
     out = []

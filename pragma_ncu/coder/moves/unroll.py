@@ -56,7 +56,7 @@ def _chosen(subject: Subject) -> tuple[list[Node], str]:
             "no loop holds the profile's hot lines"
     loads = [a.node for f in functions for a in ts.accesses(
         ts.body(f), {p.name for p in ts.pointer_params(f)}) if a.load]
-    loading = [n for n in eligible if any(_inside(a, n) for a in loads)]
+    loading = [n for n in eligible if any(ts.inside(a, n) for a in loads)]
     return _innermost(loading), "innermost, loads through a pointer parameter" if loading else \
         "no loop loads through a pointer parameter (and the profile has no source counters)"
 
@@ -88,10 +88,6 @@ def _constant(node: Node | None, constants: dict[str, int]) -> bool:
     if node.type == "number_literal":
         return True
     return node.type == "identifier" and ts.text(node) in constants
-
-
-def _inside(node: Node, outer: Node) -> bool:
-    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
 
 
 def _holds(loop: Node, hot: set[int]) -> bool:

@@ -1,0 +1,150 @@
+"""How a loop steps its variables: which it steps once an iteration, by how much, where each
+starts, and the bound that ends it. A loop read here runs over a sequence of steps that stops
+once its condition fails, so its iterations can be dealt out: a thread that starts p steps on
+and strides SPLIT times as far takes every SPLIT-th of them (`split_reduction`).
+
+    for (T r = A; r < B; ++r)            `r++`, `r += S`, `<=`, counting down with `>`, `>=`
+    for (...; r < B; ++r, p += n)        several variables stepped at once
+    while (r < B) { ...; r += S; }       stepped by the body's last statement
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pragma_ncu.coder.moves import element as el
+from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu.coder.moves.base import Node
+
+
+@dataclass(frozen=True)
+class Induction:
+    """A variable the loop steps once an iteration: `++r`, `r += S`, `--r`, `p += stride`."""
+
+    name: str
+    sign: str  # "+" or "-"
+    step: str  # as written ("1" for ++ and --)
+    update: Node  # the update (each part steps SPLIT times as far)
+    start: Node | None  # its value in the loop's header, or None: it starts where it stands
+    # before the loop, and part p moves it p steps on first
+
+
+FORM = ("the loop is not one whose iterations can be dealt out: `for (T r = A; r < B; "
+        "r += S)` (`++r`, `<=`, counting down with `>`; other variables stepped beside r in "
+        "its update), or `while (r < B) { ...; r += S; }`")
+UP, DOWN = {"<": "left", "<=": "left", ">": "right", ">=": "right"}, \
+    {">": "left", ">=": "left", "<": "right", "<=": "right"}
+
+
+def inductions(loop: Node) -> tuple[Induction, ...] | str:
+    """The variables the loop steps, and where each starts; the condition must compare one of
+    them with a bound the loop does not change, in the direction it steps, so that the
+    iterations are a run that ends once the condition fails (parts may take every SPLIT-th)."""
+    if loop.type == "for_statement":
+        updates = _updates(loop.child_by_field_name("update"))
+        condition = loop.child_by_field_name("condition")
+    elif loop.type == "while_statement":
+        body = loop.child_by_field_name("body")
+        stmts = el.statements(body) if body is not None and \
+            body.type == "compound_statement" else []
+        last = stmts[-1] if stmts else None
+        updates = _updates(last.named_children[0]) if last is not None and \
+            last.type == "expression_statement" and last.named_children else None
+        clause = loop.child_by_field_name("condition")
+        condition = clause.child_by_field_name("value") or clause.named_children[0]
+        if any(n.type == "continue_statement" and not ts.enclosing(n, ts.LOOPS, loop)
+               for n in ts.walk(body)):
+            return "the while loop continues past its step"
+    else:
+        return FORM
+    if not updates or condition is None or condition.type != "binary_expression":
+        return FORM
+    stepped = [_stepped(u) for u in updates]
+    if any(x is None for x in stepped):
+        return FORM
+    names = {x[0] for x in stepped if x is not None}
+    if len(names) != len(stepped) or any(ts.mentions(u, names) and x is not None and
+                                         ts.mentions(step_of(u), names)
+                                         for u, x in zip(updates, stepped, strict=True)):
+        return FORM
+    op = ts.text(condition.child_by_field_name("operator"))
+    sides = {"left": condition.child_by_field_name("left"),
+             "right": condition.child_by_field_name("right")}
+    sign = {x[0]: x[1] for x in stepped if x is not None}
+    bound = [(side, n) for side, n in sides.items()
+             if n.type == "identifier" and ts.text(n) in names]
+    if len(bound) != 1:
+        return FORM
+    side, node = bound[0]
+    other = sides["right" if side == "left" else "left"]
+    direction = UP if sign[ts.text(node)] == "+" else DOWN
+    if direction.get(op) != side or ts.mentions(other, names):
+        return FORM
+    starts = _starts(loop.child_by_field_name("initializer")) \
+        if loop.type == "for_statement" else {}
+    if starts is None:
+        return FORM
+    return tuple(Induction(name, sg, step, u, starts.get(name))
+                 for u, (name, sg, step) in zip(updates, [x for x in stepped if x is not None],
+                                                strict=True))
+
+
+def _updates(node: Node | None) -> list[Node] | None:
+    """The updates of a loop's step: one, or several joined by commas."""
+    if node is None:
+        return None
+    if node.type == "comma_expression":
+        left, right = _updates(node.child_by_field_name("left")), \
+            _updates(node.child_by_field_name("right"))
+        return None if left is None or right is None else [*left, *right]
+    return [node]
+
+
+def _stepped(update: Node) -> tuple[str, str, str] | None:
+    """(name, sign, step) of `++v`, `v++`, `--v`, `v--`, `v += k` or `v -= k`, else None."""
+    if update.type == "update_expression":
+        arg = update.child_by_field_name("argument")
+        if arg is None or arg.type != "identifier":
+            return None
+        return ts.text(arg), "+" if "++" in ts.text(update) else "-", "1"
+    if update.type == "assignment_expression":
+        left, op = update.child_by_field_name("left"), ts.text(
+            update.child_by_field_name("operator"))
+        if left.type == "identifier" and op in ("+=", "-="):
+            step = update.child_by_field_name("right")
+            if not ts.mentions(step, {ts.text(left)}):
+                return ts.text(left), op[0], ts.text(step)
+    return None
+
+
+def step_of(update: Node) -> Node | None:
+    return update.child_by_field_name("right") if update.type == "assignment_expression" \
+        else None
+
+
+def _starts(init: Node | None) -> dict[str, Node] | None:
+    """Each variable's start in a for loop's header (`int r = A`, `r = A`), None for a header
+    this move does not read."""
+    if init is None:
+        return {}
+    if init.type == "declaration":
+        out = {}
+        for name, d in ts.declarators(init):
+            if d.type != "init_declarator":
+                return None
+            out[name] = d.child_by_field_name("value")
+        return out
+    if init.type == "assignment_expression" and \
+            ts.text(init.child_by_field_name("operator")) == "=" and \
+            init.child_by_field_name("left").type == "identifier":
+        return {ts.text(init.child_by_field_name("left")): init.child_by_field_name("right")}
+    return None
+
+
+def steps(loop: Node) -> list[Node]:
+    """Where the loop steps its variables: a for loop's update, a while loop's last
+    statement."""
+    if loop.type == "for_statement":
+        update = loop.child_by_field_name("update")
+        return [update] if update is not None else []
+    return el.statements(loop.child_by_field_name("body"))[-1:]
