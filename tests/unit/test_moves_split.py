@@ -60,6 +60,12 @@ def colsum(tmp: Path, source: str = COLSUM,  # type: ignore[no-untyped-def]
     return spec_of(tmp, source, args=COLSUM_ARGS, grid=grid, block=block, shapes=COLSUM_SHAPES)
 
 
+def split_at(tmp: Path, source: str, split: int) -> str:
+    """`source` (a column sum's spec) with split_reduction alone at PNCU_SPLIT = `split`."""
+    spec = colsum(tmp, source)
+    return rendered(spec, [applied("split_reduction", spec)], PNCU_SPLIT=split)
+
+
 def test_split_deals_the_loop_out_and_meets_the_parts_in_shared_memory(tmp_path: Path) -> None:
     spec = colsum(tmp_path)
     a = applied("split_reduction", spec)
@@ -213,16 +219,14 @@ def test_split_carries_past_the_loop_what_needs_nothing_of_the_element(tmp_path:
 def test_split_reads_a_sum_declared_before_the_guard(tmp_path: Path) -> None:
     source = COLSUM.replace("    if (c >= C) return;\n    float acc = 0.0f;\n",
                             "    float acc = 0.0f;\n    if (c >= C) return;\n")
-    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
-                  PNCU_SPLIT=2)
+    on = split_at(tmp_path, source, 2)
     assert on.count("float acc = 0.0f;") == 1
     assert "    float acc = 0.0f;\n    if ((c < C) && pncu_part < 2) {\n" in on
 
 
 def test_split_reads_a_loop_counting_down(tmp_path: Path) -> None:
     source = COLSUM.replace("for (int r = 0; r < R; ++r)", "for (int r = R - 1; r >= 0; --r)")
-    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
-                  PNCU_SPLIT=4)
+    on = split_at(tmp_path, source, 4)
     assert "for (int r = (R - 1) - pncu_part; r >= 0; r -= 4)" in on
 
 
@@ -276,15 +280,13 @@ def test_split_steps_every_variable_a_for_loop_steps(tmp_path: Path) -> None:
            "        for (int r = 0 + pncu_part; r < R; r += 2, p += (C) * 2) acc += *p;" in on
     assert rendered(spec, moves) == source
     two = COLSUM.replace("for (int r = 0; r < R; ++r)", "for (int r = 0, k = 1; r < R; ++r, ++k)")
-    on = rendered(colsum(tmp_path, two), [applied("split_reduction", colsum(tmp_path, two))],
-                  PNCU_SPLIT=2)
+    on = split_at(tmp_path, two, 2)
     assert "for (int r = 0 + pncu_part, k = 1 + pncu_part; r < R; r += 2, k += 2)" in on
 
 
 def test_split_keeps_the_loop_start_whole(tmp_path: Path) -> None:
     source = COLSUM.replace("int r = 0;", "int r = R > 8 ? 1 : 0;")
-    on = rendered(colsum(tmp_path, source), [applied("split_reduction", colsum(tmp_path, source))],
-                  PNCU_SPLIT=2)
+    on = split_at(tmp_path, source, 2)
     assert "for (int r = (R > 8 ? 1 : 0) + pncu_part; r < R; r += 2)" in on
 
 
