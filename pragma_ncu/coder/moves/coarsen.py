@@ -38,8 +38,6 @@ NAME = "coarsen"
 KNOB = "PNCU_COARSEN"
 VALUES = (1, 2, 4, 8, 16)
 ON = f"{KNOB} != 1"
-SYNCING = ("__syncthreads", "__syncwarp", "__shfl", "__ballot", "__any", "__all", "__activemask",
-           "__reduce", "this_thread_block", "tiled_partition", "grid_group", "__match")
 
 
 def apply(subject: Subject) -> Applied | Refused:
@@ -74,7 +72,7 @@ def _unfit(subject: Subject, found: el.Element) -> str:
                 ts.enclosing(n, (*ts.LOOPS, "switch_statement"), guard.parent):
             return "the element's work breaks out of its block"
         if n.type == "call_expression" and ts.text(
-                n.child_by_field_name("function")).startswith(SYNCING):
+                n.child_by_field_name("function")).startswith(ts.SYNCING):
             return "the element's work synchronizes threads (barriers, shuffles or votes)"
         if n.type in ("assignment_expression", "update_expression") and ts.text(
                 n.child_by_field_name("left") or n.child_by_field_name("argument")) == name:

@@ -48,7 +48,6 @@ from pragma_ncu.coder.moves import stepping as st
 from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
-from pragma_ncu.coder.moves.coarsen import SYNCING
 
 NAME = "split_reduction"
 KNOB = "PNCU_SPLIT"
@@ -58,9 +57,9 @@ SLOTS = 1024  # a slot a thread for its part: the block's size where the spec wr
 # number (the rewrite then holds that size), else the most threads a block has
 MAX_ACCUMULATORS = 4
 LOCAL = "pncu_"  # the prefix of the names the rewrite declares
-SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
-         "double": 8, "long long": 8, "unsigned long long": 8, "long long int": 8,
-         "int64_t": 8, "uint64_t": 8, "size_t": 8}
+ARITHMETIC = frozenset({"float", "double", "int", "unsigned", "unsigned int", "long long",
+                        "unsigned long long", "long long int", "int32_t", "uint32_t", "int64_t",
+                        "uint64_t", "size_t"})  # the accumulator types the shared slots take
 EXTREMA = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
 SUM = "+"
 _ZERO = re.compile(r"^\(?\s*(?:0+\.?0*|\.0+)(?:[eE][+-]?\d+)?[fFuUlL]*\s*\)?$")
@@ -151,7 +150,7 @@ def _reduction(subject: Subject) -> Reduction | str:
                                  any(n.type in ("subscript_expression", "pointer_expression",
                                                 "field_expression") for n in ts.walk(step))):
             return f"{i.name} steps by what the loop changes or loads ({ts.text(step)})"
-    used_after = set().union(*(ts.identifiers(s) for s in after)) if after else set()
+    used_after = set().union(*(ts.identifiers(s) for s in after))
     if driven & used_after:
         return (f"what follows the loop uses {', '.join(sorted(driven & used_after))}, which "
                 "the loop steps (each part would leave it elsewhere)")
@@ -164,12 +163,30 @@ def _reduction(subject: Subject) -> Reduction | str:
     names = {a.name for a in accumulators}
     setup = [s for s in el.statements(body) if s.start_byte < found.guard.start_byte]
     for s in (*setup, *before):
-        changed = {ts.text(t) for n in ts.walk(s) if (t := ts.assigned(n)) is not None}
-        if changed & names:
-            return f"{', '.join(sorted(changed & names))} changes before the loop"
+        written = {ts.text(t) for n in ts.walk(s) if (t := ts.assigned(n)) is not None}
+        if written & names:
+            return f"{', '.join(sorted(written & names))} changes before the loop"
+    carried = _carried(subject, found, before, inside, accumulators, used_after)
+    if isinstance(carried, str):
+        return carried
+    for a in accumulators:
+        if a.combine == SUM and (a.init is None or not _ZERO.match(ts.text(a.init))):
+            return f"the sum {a.name} does not start at a literal 0"
+        if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
+                                   ts.accesses(a.init, _pointers(subject))):
+            return f"{a.name} starts at a value that depends on the element"
+    return Reduction(found, loop, accumulators, inductions, carried)
+
+
+def _carried(subject: Subject, found: el.Element, before: list[Node], inside: dict[str, Node],
+             accumulators: tuple[Accumulator, ...], used_after: set[str]
+             ) -> tuple[Node, ...] | str:
+    """The declarations to move before the guard, in source order: the accumulators' and
+    those of the values used after the loop (with the values they are computed from), which
+    must need nothing of the element (`inside`: the declarations among `before`)."""
+    names = {a.name for a in accumulators}
     uniform = _uniform(subject, before, found.name)
-    used = set().union(*(ts.identifiers(s) for s in after)) if after else set()
-    needed = used & (set(inside) - names)
+    needed = used_after & (set(inside) - names)
     if needed - uniform:
         return (f"what follows the loop uses {', '.join(sorted(needed - uniform))}, declared "
                 "before it in the guarded work from the element (only the accumulators and "
@@ -188,14 +205,7 @@ def _reduction(subject: Subject) -> Reduction | str:
             return (f"{', '.join(mixed)} is declared beside an accumulator from the element "
                     "(only the accumulators and values that need nothing of the element are "
                     "carried past the loop)")
-    for a in accumulators:
-        if a.combine == SUM and (a.init is None or not _ZERO.match(ts.text(a.init))):
-            return f"the sum {a.name} does not start at a literal 0"
-        if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
-                                   ts.accesses(a.init, _pointers(subject))):
-            return f"{a.name} starts at a value that depends on the element"
-    return Reduction(found, loop, accumulators, inductions,
-                     tuple(sorted(carried, key=lambda d: d.start_byte)))
+    return tuple(sorted(carried, key=lambda d: d.start_byte))
 
 
 def _kernel_unfit(subject: Subject, found: el.Element) -> str:
@@ -206,7 +216,7 @@ def _kernel_unfit(subject: Subject, found: el.Element) -> str:
             if n.type == "declaration" and "__shared__" in ts.text(n).split():
                 return "the kernel has shared memory of its own"
             if n.type == "call_expression" and ts.text(
-                    n.child_by_field_name("function")).startswith(SYNCING):
+                    n.child_by_field_name("function")).startswith(ts.SYNCING):
                 return "the kernel synchronizes threads (barriers, shuffles or votes)"
             if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
                     n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
@@ -255,8 +265,7 @@ def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
         if n.type == "break_statement" and not ts.enclosing(
                 n, (*ts.LOOPS, "switch_statement"), loop):
             return "the loop breaks out early: its iterations cannot be dealt out"
-        if n.type == "call_expression" and ts.text(n.child_by_field_name("function")).startswith(
-                (*SYNCING, *_EFFECTS)):
+        if n.type == "call_expression" and _effects(n):
             return "the loop synchronizes or has side effects (atomics, printf, asm)"
         target = ts.assigned(n)
         if target is None or any(ts.inside(n, x) for x in steps):
@@ -289,7 +298,7 @@ def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
         decl = declared[name]
         type_text = " ".join(ts.text(decl.child_by_field_name("type")).split())
         node = dict(ts.declarators(decl))[name]
-        if type_text not in SIZES or ts.text(node.child_by_field_name("declarator")
+        if type_text not in ARITHMETIC or ts.text(node.child_by_field_name("declarator")
                                              if node.type == "init_declarator" else node) != name:
             return f"{name} is not a scalar of a plain arithmetic type ({type_text})"
         init = node.child_by_field_name("value") if node.type == "init_declarator" else None
@@ -359,7 +368,7 @@ def _pointers(subject: Subject) -> set[str]:
 
 
 def _effects(node: Node) -> bool:
-    return any(name.startswith((*SYNCING, *_EFFECTS)) for name in ts.call_names(node))
+    return any(name.startswith((*ts.SYNCING, *_EFFECTS)) for name in ts.call_names(node))
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -367,7 +376,7 @@ def _effects(node: Node) -> bool:
 def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
     data = subject.data
     found = r.element
-    decl, guard = found.decl, found.guard
+    guard = found.guard
     indent = ts.indentation(data, guard.start_byte) or ""
     split = tpl.value(KNOB)
     edits = [_index(data, found, indent)]
@@ -435,8 +444,9 @@ def _step_edits(data: bytes, r: Reduction, split: str, early: bool) -> list[Edit
         else:
             offsets.append(f"{i.name} {i.sign}= {moved};")
     if offsets:
-        indent = (ts.indentation(data, r.loop.start_byte) or "") + ("    " if early else "")
-        line = r.loop.start_byte - len((ts.indentation(data, r.loop.start_byte) or "").encode())
+        lead = ts.indentation(data, r.loop.start_byte) or ""
+        indent = lead + ("    " if early else "")  # an early guard's work is indented
+        line = r.loop.start_byte - len(lead.encode())
         edits.append(Edit(line, line, tpl.insert(ON, tpl.literal(
             "".join(f"{indent}{o}\n" for o in offsets)))))
     return edits

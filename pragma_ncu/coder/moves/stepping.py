@@ -59,18 +59,16 @@ def inductions(loop: Node) -> tuple[Induction, ...] | str:
         return FORM
     if not updates or condition is None or condition.type != "binary_expression":
         return FORM
-    stepped = [_stepped(u) for u in updates]
-    if any(x is None for x in stepped):
-        return FORM
-    names = {x[0] for x in stepped if x is not None}
-    if len(names) != len(stepped) or any(ts.mentions(u, names) and x is not None and
-                                         ts.mentions(step_of(u), names)
-                                         for u, x in zip(updates, stepped, strict=True)):
+    parsed = [_stepped(u) for u in updates]
+    stepped = [x for x in parsed if x is not None]
+    names = {name for name, _, _ in stepped}
+    if len(stepped) != len(updates) or len(names) != len(stepped) or \
+            any(ts.mentions(step_of(u), names) for u in updates):
         return FORM
     op = ts.text(condition.child_by_field_name("operator"))
     sides = {"left": condition.child_by_field_name("left"),
              "right": condition.child_by_field_name("right")}
-    sign = {x[0]: x[1] for x in stepped if x is not None}
+    sign = {name: sg for name, sg, _ in stepped}
     bound = [(side, n) for side, n in sides.items()
              if n.type == "identifier" and ts.text(n) in names]
     if len(bound) != 1:
@@ -85,8 +83,7 @@ def inductions(loop: Node) -> tuple[Induction, ...] | str:
     if starts is None:
         return FORM
     return tuple(Induction(name, sg, step, u, starts.get(name))
-                 for u, (name, sg, step) in zip(updates, [x for x in stepped if x is not None],
-                                                strict=True))
+                 for u, (name, sg, step) in zip(updates, stepped, strict=True))
 
 
 def _updates(node: Node | None) -> list[Node] | None:
@@ -118,6 +115,7 @@ def _stepped(update: Node) -> tuple[str, str, str] | None:
 
 
 def step_of(update: Node) -> Node | None:
+    """The distance `v += k` steps by (its k), None for `++v` and `--v`."""
     return update.child_by_field_name("right") if update.type == "assignment_expression" \
         else None
 

@@ -14,6 +14,9 @@ LOOPS = ("for_statement", "while_statement", "do_statement")
 _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
 _PRAGMA_LINE = re.compile(rb"^[ \t]*#[ \t]*pragma\b[^\n]*", re.M)
 FUNCTION_SCOPES = ("function_definition", "lambda_expression")
+# Calls that make threads wait on or exchange with one another (barriers, shuffles, votes).
+SYNCING = ("__syncthreads", "__syncwarp", "__shfl", "__ballot", "__any", "__all", "__activemask",
+           "__reduce", "this_thread_block", "tiled_partition", "grid_group", "__match")
 # The tree's plain helpers are cparse's, under the names the moves read them by (`walk` too).
 text = node_text
 first_line = line_of
