@@ -176,9 +176,9 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
 
 
 def launch_of(launch: Mapping[str, Any], kept: Sequence[Applied]) -> dict[str, Any]:
-    """The launch table with the kept moves' grid and block: coarsen's grid (ELEMS elements a
-    thread) first, then block_size's (the block size as a knob wherever it was written as a
-    number, inside coarsen's grid too), so that the two compose."""
+    """The launch table with the kept moves' grid and block: a grid a move recomputes
+    (coarsen's, split_reduction's, grid_size's) first, then block_size's (the block size as a
+    knob wherever it was written as a number, inside that grid too), so that they compose."""
     out = copy.deepcopy(dict(launch))
     for a in sorted(kept, key=lambda a: a.block is not None):
         if a.block is None and a.grid is not None:

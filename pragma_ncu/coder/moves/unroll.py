@@ -96,10 +96,7 @@ def _holds(loop: Node, hot: set[int]) -> bool:
 
 def _innermost(loops: list[Node]) -> list[Node]:
     """The loops that contain none of the others."""
-    def contains(outer: Node, inner: Node) -> bool:
-        return outer != inner and outer.start_byte <= inner.start_byte and \
-            inner.end_byte <= outer.end_byte
-    return [n for n in loops if not any(contains(n, m) for m in loops)]
+    return [n for n in loops if not any(m != n and ts.inside(m, n) for m in loops)]
 
 
 MOVE = Move(
