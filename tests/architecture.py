@@ -74,12 +74,12 @@ LAYERS: tuple[Layer, ...] = (
           "metric compendium; `init`'s drafting",
           ("pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
            "draft", "draft.**")),
-    Layer(7, "worker, build, backends' builds and worker sides",
+    Layer(7, "worker, build, syntax, backends' builds and worker sides",
           "the child process (serve, verify/time/re-verify, references); compiling and its "
-          "cache, work orders (build and evaluate requests); each target's compiler and "
-          "device side",
-          ("worker", "worker.**", "build", "build.**", "backends.*.build", "backends.*.worker",
-           "backends.*.worker.**")),
+          "cache, work orders (build and evaluate requests); C/C++/CUDA source read through "
+          "one syntax layer; each target's compiler and device side",
+          ("worker", "worker.**", "build", "build.**", "syntax", "syntax.**",
+           "backends.*.build", "backends.*.worker", "backends.*.worker.**")),
     Layer(8, "spec, measure, infra: the nouns every stage shares",
           "the spec, its validator and Python description, expressions, dtypes and kernel "
           "templates; the built-in targets and what each asks of a spec; measurements, "

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from pragma_ncu import backends
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.draft.cparse import language_of, parse_source
 from pragma_ncu.infra.errors import DraftError, InputError
 from pragma_ncu.profile.launches import Launches
 from pragma_ncu.profile.profiles import KernelProfile
+from pragma_ncu.syntax.facts import parse_source
+from pragma_ncu.syntax.tree import language_of
 from pragma_ncu.triage.groups import KernelGroup, group_launches
 
 SOURCE_SUFFIXES = (".cu", ".cuh")

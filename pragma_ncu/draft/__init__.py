@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragma_ncu.build.task import read_source
-from pragma_ncu.draft.cparse import language_of, parse_source, strip_comments
 from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
 from pragma_ncu.infra import sources
@@ -26,6 +25,8 @@ from pragma_ncu.infra.errors import DraftError, KernelNotFound
 from pragma_ncu.spec.file import spec_path_for
 from pragma_ncu.spec.model import REFERENCE_LIBRARIES, TaskSpec, target_of
 from pragma_ncu.spec.template import render_jinja
+from pragma_ncu.syntax.facts import parse_source
+from pragma_ncu.syntax.tree import language_of, strip_comments
 
 __all__ = ["Draft", "check_kernel", "draft_spec", "write_draft"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pragma_ncu.draft.cparse import SourceFacts
+from pragma_ncu.syntax.facts import SourceFacts
 
 _NAMED = {
     "float": "fp32", "double": "fp64", "half": "fp16", "__half": "fp16", "_Float16": "fp16",

@@ -3,7 +3,7 @@ knob and template parameter becomes.
 
 The rules (docs/own-kernel.md shows them at work):
 - a pointer argument is an array of its element type; `const T*` is an input, a `T*` is an
-  output, inout or input according to its first access in the body (`draft.access`);
+  output, inout or input according to its first access in the body (`syntax.roles`);
 - an integer scalar is a problem dim of the same name (`value = "n"`, with `n` in [[shapes]]);
   a floating-point or bool scalar needs a value (a placeholder);
 - `#ifndef NAME / #define NAME v` is a parameter with default v; a kernel template's
@@ -19,13 +19,14 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pragma_ncu.draft.access import Access, accesses
-from pragma_ncu.draft.cparse import CFunction, CParam, SourceFacts, strip_comments
 from pragma_ncu.draft.ctype import ElementType, element_type
 from pragma_ncu.infra.errors import DraftError
 from pragma_ncu.spec import dtypes
 from pragma_ncu.spec.expr import function_names
 from pragma_ncu.spec.model import ParamValue
+from pragma_ncu.syntax.facts import CFunction, CParam, SourceFacts
+from pragma_ncu.syntax.roles import Access, accesses
+from pragma_ncu.syntax.tree import strip_comments
 
 BLOCK_KNOBS = ("BLOCK", "BLOCK_SIZE", "BLOCK_DIM", "THREADS", "NTHREADS", "THREADS_PER_BLOCK")
 _LAUNCH_NAMES = ("BLOCK", "BLOCK_SIZE", "PRAGMA_NCU_BLOCK")

@@ -23,12 +23,12 @@ from pragma_ncu.coder.moves.base import Applied, Refused, Subject
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.conductor.rules import MoveOption
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.draft.cparse import syntax_tree
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.loop.context import Context, spec_of
 from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, MoveTrial
 from pragma_ncu.search.results import Evaluation
 from pragma_ncu.spec.model import ParamValue
+from pragma_ncu.syntax.tree import syntax_tree
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Edit
 from pragma_ncu.coder.variant import original_variant, variant_spec
-from pragma_ncu.draft.cparse import parse_source
 from pragma_ncu.spec.file import load_spec
 from pragma_ncu.spec.template import defines_comment, macro_params, template_defines
+from pragma_ncu.syntax.facts import parse_source
 from tests.fakes.tuner import H200_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]

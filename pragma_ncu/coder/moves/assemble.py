@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.knobs import params_table
-from pragma_ncu.coder.moves import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import KNOB_PREFIX, Applied, Refused, Subject, decode, encode
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.draft.cparse import parse_source, syntax_tree
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 from pragma_ncu.spec.template import macro_params, render_jinja, template_defines
+from pragma_ncu.syntax.facts import parse_source
+from pragma_ncu.syntax.tree import syntax_tree
 
 ORIGIN = "moves"
 _KNOB_NAME = re.compile(rf"\b{KNOB_PREFIX}\w+\b")

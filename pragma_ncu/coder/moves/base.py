@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pragma_ncu.spec.model import ParamValue, TaskSpec
+from pragma_ncu.syntax.functions import reached
 
 Node = Any  # a tree_sitter.Node
 KNOB_PREFIX = "PNCU_"  # every knob a move adds: never a name of the user's
@@ -93,6 +94,10 @@ class Subject:
     @property
     def data(self) -> bytes:
         return encode(self.text)
+
+    def reached(self) -> tuple[Node, ...]:
+        """The kernel and the functions of its file that it calls: the code that runs."""
+        return reached(self.tree, self.kernel)
 
     @property
     def one_dimensional(self) -> bool:

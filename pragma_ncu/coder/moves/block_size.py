@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 NAME = "block_size"
@@ -30,10 +30,6 @@ KNOB = "PNCU_BLOCK"
 WARP = 32
 SMALLEST, LARGEST = 64, 1024
 _LITERAL = re.compile(r"^\d+$")
-_CAST = r"\)?\*\(?(?:\w+\))?"  # `)*(`, `*(size_t)`: what may stand between the two, spaces gone
-_GRID_STRIDE = re.compile(rf"\+=(?:\(\w+\))?\(?(?:gridDim\.x{_CAST}blockDim\.x|"
-                          rf"blockDim\.x{_CAST}gridDim\.x)")
-GLOBAL_INDEX = re.compile(rf"blockIdx\.x{_CAST}blockDim\.x|blockDim\.x{_CAST}blockIdx\.x")
 
 
 def apply(subject: Subject) -> Applied | Refused:
@@ -67,7 +63,7 @@ def _unfit(subject: Subject, size: int) -> str:
     kernel = subject.kernel
     if any(c.type == "launch_bounds" for c in kernel.children):
         return "the kernel has __launch_bounds__ (written for its block size)"
-    reach = ts.reached(subject)
+    reach = subject.reached()
     if not any(ts.uses_builtin(fn, "blockDim") for fn in reach):
         return ("the kernel never reads blockDim: its code assumes the block size (a tile or "
                 "a thread count written as a number)")
@@ -88,29 +84,18 @@ def _uncovered(subject: Subject, size: int) -> str:
         return f"the dynamic shared memory ({launch.shared_mem}) is sized by the block"
     if re.search(rf"\b{size}\b", launch.grid[0]):
         return ""
-    reach = [ts.compact(fn) for fn in ts.reached(subject)]
-    if any(grid_strided(code) for code in reach):  # covers its elements at any size
+    reach = [ts.text(fn) for fn in subject.reached()]
+    if any(ts.grid_strided(code) for code in reach):  # covers its elements at any size
         return ""
-    if any(GLOBAL_INDEX.search(code) for code in reach):
+    if any(ts.block_offsets(code) for code in reach):
         return (f"the grid ({launch.grid[0]}) does not count threads but the kernel indexes "
                 "the whole grid (blockIdx.x * blockDim.x): another block size would cover "
                 "other elements")
     return ""
 
 
-def grid_strided(code: str) -> bool:
-    """Whether `code` (spaces removed) walks its elements in a grid-stride loop, stepping by
-    gridDim.x * blockDim.x: such a loop covers them whatever the grid and the block."""
-    return _GRID_STRIDE.search(code) is not None
-
-
 def _has_static_shared(subject: Subject) -> bool:
-    for node in ts.walk(subject.tree):
-        quals = [ts.text(c) for c in node.children if c.type == "type_qualifier"]
-        if node.type == "declaration" and "__shared__" in quals and \
-                "extern" not in ts.text(node).split():
-            return True
-    return False
+    return any(not a.extern for a in ts.shared_arrays(subject.tree))
 
 
 def _values(size: int, shrink_only: bool) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ it per launch to the kernel's shared memory.
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 NAME = "cache_policy"
@@ -22,7 +22,7 @@ VALUES = ("", "ca", "cg")
 def apply(subject: Subject) -> Applied | Refused:
     if any("dlcm" in f for f in subject.spec.flags):
         return Refused(NAME, "the build sets the load cache policy already")
-    if "__shared__" in subject.text:
+    if ts.shared_arrays(subject.tree):
         return Refused(NAME, "the kernel uses shared memory, whose traffic through L1 no load "
                              "cache policy changes")
     params = {p.name for p in ts.pointer_params(subject.kernel)}

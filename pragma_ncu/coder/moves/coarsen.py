@@ -20,8 +20,7 @@ launch as written.
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import element as el
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import (
     Applied,
@@ -33,6 +32,7 @@ from pragma_ncu.coder.moves.base import (
     Subject,
     decode,
 )
+from pragma_ncu.syntax import element as el
 
 NAME = "coarsen"
 KNOB = "PNCU_COARSEN"
@@ -44,7 +44,7 @@ def apply(subject: Subject) -> Applied | Refused:
     grid = [g.strip() for g in subject.spec.launch.grid]
     if not subject.one_dimensional:
         return Refused(NAME, "the launch is not one-dimensional")
-    found = el.element(subject)
+    found = el.element(subject.kernel)
     if isinstance(found, str):
         return Refused(NAME, found)
     why = _unfit(subject, found)
@@ -60,7 +60,7 @@ def apply(subject: Subject) -> Applied | Refused:
 def _unfit(subject: Subject, found: el.Element) -> str:
     body = ts.body(subject.kernel)
     guard, name = found.guard, found.name
-    setup = [s for s in el.statements(body) if s.end_byte <= guard.start_byte and s != found.decl]
+    setup = [s for s in ts.statements(body) if s.end_byte <= guard.start_byte and s != found.decl]
     work = found.work(body)
     if not any(_is_setup(subject, s) for s in setup):
         return ("no per-thread setup before the element's work (a loop, a load, a call or a "
@@ -107,7 +107,7 @@ def _edits(subject: Subject, found: el.Element) -> tuple[Edit, ...]:
         close = ts.body(subject.kernel).children[-1]  # its closing brace
         edits.append(Edit(guard.start_byte, guard.end_byte,
                           tpl.when(ON, tpl.literal(header + " {"), guard_text)))
-        edits += el.indented(data, guard.end_byte, close.start_byte, ON)
+        edits += tpl.indented(data, guard.end_byte, close.start_byte, ON)
         edits.append(Edit(close.start_byte, close.start_byte,
                           tpl.insert(ON, tpl.literal(indent + "}\n"))))
     else:
@@ -115,7 +115,7 @@ def _edits(subject: Subject, found: el.Element) -> tuple[Edit, ...]:
         head = decode(data[guard.start_byte:condition.end_byte])
         edits.append(Edit(guard.start_byte, condition.end_byte,
                           tpl.when(ON, tpl.literal(header), head)))
-    start, end = el.whole_lines(data, decl.start_byte, decl.end_byte)
+    start, end = tpl.whole_lines(data, decl.start_byte, decl.end_byte)
     edits.append(Edit(start, end, tpl.when(ON, "", decode(data[start:end]))))
     return tuple(edits)
 

@@ -12,7 +12,7 @@ flag) is the build as it was.
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Node, Refused, Subject
 
 NAME = "fast_math"
@@ -32,7 +32,7 @@ def apply(subject: Subject) -> Applied | Refused:
     if any(a in flags for a in ALREADY) or any(
             p.flag and "fast_math" in p.flag for p in subject.spec.params):
         return Refused(NAME, "the build uses fast math already")
-    found = sorted({name for f in ts.reached(subject) for name in _math(f)})
+    found = sorted({name for f in subject.reached() for name in _math(f)})
     if not found:
         return Refused(NAME, "the kernel calls no single-precision function, float division "
                              "or square root that fast math would change")

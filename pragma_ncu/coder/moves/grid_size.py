@@ -14,9 +14,8 @@ the launch as written; the source is not edited.
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
-from pragma_ncu.coder.moves.block_size import GLOBAL_INDEX, grid_strided
 from pragma_ncu.infra.errors import ExpressionError
 from pragma_ncu.spec import expr
 
@@ -29,12 +28,12 @@ def apply(subject: Subject) -> Applied | Refused:
     launch = subject.spec.launch
     if not subject.one_dimensional:
         return Refused(NAME, "the launch is not one-dimensional")
-    code = [ts.compact(fn) for fn in ts.reached(subject)]
-    if not any(grid_strided(c) for c in code):
+    code = [ts.text(fn) for fn in subject.reached()]
+    if not any(ts.grid_strided(c) for c in code):
         return Refused(NAME, "no grid-stride loop (i += gridDim.x * blockDim.x): the grid "
                              "decides which elements are covered")
     uses = sum(c.count("blockIdx") for c in code)
-    if uses != sum(len(GLOBAL_INDEX.findall(c)) for c in code):
+    if uses != sum(ts.block_offsets(c) for c in code):
         return Refused(NAME, "blockIdx is read outside the grid-stride index: blocks are not "
                              "interchangeable (a per-block result?)")
     sized = _sized_by_grid(subject, launch.grid[0])

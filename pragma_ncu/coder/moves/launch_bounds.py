@@ -13,7 +13,7 @@ spec launches, with the parameters it depends on held at the best's values.
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Refused, Subject
 from pragma_ncu.infra.errors import PragmaError

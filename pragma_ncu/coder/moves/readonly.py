@@ -14,7 +14,7 @@ does not write. A kernel that is called in place (an output aliasing an input) m
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import (
     Applied,
@@ -26,7 +26,7 @@ from pragma_ncu.coder.moves.base import (
     Subject,
     decode,
 )
-from pragma_ncu.coder.moves.syntax import PointerParam
+from pragma_ncu.syntax.functions import PointerParam
 
 NAME = "readonly"
 KNOB = "PNCU_READONLY"

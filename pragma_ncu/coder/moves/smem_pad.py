@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
 from pragma_ncu.infra.errors import ExpressionError
@@ -30,7 +30,8 @@ SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, 
 
 
 def apply(subject: Subject) -> Applied | Refused:
-    arrays = _shared_arrays(subject)
+    arrays = [(a.name, a.decl, list(a.dims)) for a in ts.shared_arrays(subject.tree)
+              if not a.extern and len(a.dims) >= 2]
     if not arrays:
         return Refused(NAME, "no __shared__ array of two or more dimensions")
     edits, sites, reasons = [], [], []
@@ -49,28 +50,6 @@ def apply(subject: Subject) -> Applied | Refused:
     if not edits:
         return Refused(NAME, "; ".join(reasons))
     return Applied(NAME, (Knob(KNOB, VALUES, 0),), tuple(edits), tuple(sites))
-
-
-def _shared_arrays(subject: Subject) -> list[tuple[str, Node, list[Node]]]:
-    """(name, declaration, [size nodes]) of the file's __shared__ arrays of two or more
-    dimensions with sizes given (extern, unsized ones are left out)."""
-    out = []
-    for decl in ts.walk(subject.tree):
-        quals = [ts.text(c) for c in decl.children if c.type == "type_qualifier"]
-        if decl.type != "declaration" or "__shared__" not in quals:
-            continue
-        for declarator in decl.children_by_field_name("declarator"):
-            dims: list[Node] = []
-            node = declarator
-            while node is not None and node.type == "array_declarator":
-                size = node.child_by_field_name("size")
-                if size is None:
-                    break
-                dims.insert(0, size)
-                node = node.child_by_field_name("declarator")
-            if node is not None and node.type == "identifier" and len(dims) >= 2:
-                out.append((ts.text(node), decl, dims))
-    return out
 
 
 def _unfit(subject: Subject, name: str, decl: Node, dims: list[Node]) -> str:

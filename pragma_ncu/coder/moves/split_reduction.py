@@ -40,14 +40,15 @@ written.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from pragma_ncu.coder.moves import element as el
-from pragma_ncu.coder.moves import stepping as st
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
+from pragma_ncu.syntax import element as el
+from pragma_ncu.syntax import loops as st
+from pragma_ncu.syntax import reductions as rd
+from pragma_ncu.syntax.reductions import SUM, Accumulator
 
 NAME = "split_reduction"
 KNOB = "PNCU_SPLIT"
@@ -57,24 +58,7 @@ SLOTS = 1024  # a slot a thread for its part: the block's size where the spec wr
 # number (the rewrite then holds that size), else the most threads a block has
 MAX_ACCUMULATORS = 4
 LOCAL = "pncu_"  # the prefix of the names the rewrite declares
-ARITHMETIC = frozenset({"float", "double", "int", "unsigned", "unsigned int", "long long",
-                        "unsigned long long", "long long int", "int32_t", "uint32_t", "int64_t",
-                        "uint64_t", "size_t"})  # the accumulator types the shared slots take
-EXTREMA = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
-SUM = "+"
-_ZERO = re.compile(r"^\(?\s*(?:0+\.?0*|\.0+)(?:[eE][+-]?\d+)?[fFuUlL]*\s*\)?$")
-_EFFECTS = ("atomic", "printf", "asm", "__st")
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
-
-
-@dataclass(frozen=True)
-class Accumulator:
-    name: str
-    decl: Node  # its declaration statement, before the loop
-    type: str
-    combine: str  # SUM, or the min/max function that combines two parts
-    init: Node | None  # its initial value
-    hoisted: bool  # declared in the guarded work: the rewrite declares it before the guard
 
 
 @dataclass(frozen=True)
@@ -113,7 +97,7 @@ def apply(subject: Subject) -> Applied | Refused:
 # --- reading ---------------------------------------------------------------------------------
 
 def _reduction(subject: Subject) -> Reduction | str:
-    found = el.element(subject)
+    found = el.element(subject.kernel)
     if isinstance(found, str):
         return found
     why = _kernel_unfit(subject, found)
@@ -122,9 +106,9 @@ def _reduction(subject: Subject) -> Reduction | str:
     body = ts.body(subject.kernel)
     work = found.work(body)
     if not found.early:
-        if any(s.start_byte >= found.guard.end_byte for s in el.statements(body)):
+        if any(s.start_byte >= found.guard.end_byte for s in ts.statements(body)):
             return "statements follow the guarded block"
-        work = el.statements(work[0])
+        work = ts.statements(work[0])
     loops = [s for s in work if s.type in ts.LOOPS]
     if len(loops) != 1:
         return ("the element's work is not one loop between its declarations and what follows "
@@ -155,13 +139,13 @@ def _reduction(subject: Subject) -> Reduction | str:
         return (f"what follows the loop uses {', '.join(sorted(driven & used_after))}, which "
                 "the loop steps (each part would leave it elsewhere)")
     inside = _declarations(before)
-    outside = _declarations([s for s in el.statements(body) if s.end_byte <= found.guard.start_byte
+    outside = _declarations([s for s in ts.statements(body) if s.end_byte <= found.guard.start_byte
                              and s != found.decl])
     accumulators = _accumulators(loop, driven, inside, outside)
     if isinstance(accumulators, str):
         return accumulators
     names = {a.name for a in accumulators}
-    setup = [s for s in el.statements(body) if s.start_byte < found.guard.start_byte]
+    setup = [s for s in ts.statements(body) if s.start_byte < found.guard.start_byte]
     for s in (*setup, *before):
         written = {ts.text(t) for n in ts.walk(s) if (t := ts.assigned(n)) is not None}
         if written & names:
@@ -170,7 +154,7 @@ def _reduction(subject: Subject) -> Reduction | str:
     if isinstance(carried, str):
         return carried
     for a in accumulators:
-        if a.combine == SUM and (a.init is None or not _ZERO.match(ts.text(a.init))):
+        if a.combine == SUM and not rd.is_zero(a.init):
             return f"the sum {a.name} does not start at a literal 0"
         if a.init is not None and (ts.mentions(a.init, set(inside) | {found.name}) or
                                    ts.accesses(a.init, _pointers(subject))):
@@ -191,7 +175,7 @@ def _carried(subject: Subject, found: el.Element, before: list[Node], inside: di
         return (f"what follows the loop uses {', '.join(sorted(needed - uniform))}, declared "
                 "before it in the guarded work from the element (only the accumulators and "
                 "values that need nothing of the element are carried past the loop)")
-    carried = {a.decl for a in accumulators if a.hoisted}
+    carried = {a.decl for a in accumulators if a.name in inside}  # declared in the work
     wanted = set(needed)
     while wanted:  # the values carried and the values they are computed from
         name = wanted.pop()
@@ -209,11 +193,11 @@ def _carried(subject: Subject, found: el.Element, before: list[Node], inside: di
 
 
 def _kernel_unfit(subject: Subject, found: el.Element) -> str:
-    for fn in ts.reached(subject):
+    for fn in subject.reached():
         for n in ts.walk(ts.body(fn)):
             if n.type == "identifier" and ts.text(n).startswith(LOCAL):
                 return f"the kernel has names of its own that begin with {LOCAL}"
-            if n.type == "declaration" and "__shared__" in ts.text(n).split():
+            if ts.is_shared(n):
                 return "the kernel has shared memory of its own"
             if n.type == "call_expression" and ts.text(
                     n.child_by_field_name("function")).startswith(ts.SYNCING):
@@ -234,7 +218,7 @@ def _before_unfit(subject: Subject, before: list[Node]) -> str:
         for n in ts.walk(s):
             if n.type in (*ts.LOOPS, "return_statement", "goto_statement", "break_statement"):
                 return "the element's work before its loop has a loop, a return or a jump"
-        if any(a.store for a in ts.accesses(s, pointers)) or _effects(s):
+        if any(a.store for a in ts.accesses(s, pointers)) or rd.effects(s):
             return "the element's work stores or has side effects before its loop"
         if s.type == "declaration" and ts.indentation(subject.data, s.start_byte) is None:
             return "a declaration before the loop does not start its own line"
@@ -254,87 +238,35 @@ def _accumulators(loop: Node, driven: set[str], inside: dict[str, Node],
     """The names the loop accumulates into (declared in the guarded work before it, `inside`,
     or before the guard, `outside`), each with the way two parts combine."""
     declared = {**outside, **inside}
-    body = loop.child_by_field_name("body")
-    local = {d for n in ts.walk(body) if n.type == "declaration" for d, _ in ts.declarators(n)}
-    combine: dict[str, str] = {}
-    sanctioned: set[int] = set()  # identifier nodes where an accumulator may appear
-    steps = st.steps(loop)
-    for n in ts.walk(body):
-        if n.type in ("return_statement", "goto_statement"):
-            return "the loop returns or jumps out"
-        if n.type == "break_statement" and not ts.enclosing(
-                n, (*ts.LOOPS, "switch_statement"), loop):
-            return "the loop breaks out early: its iterations cannot be dealt out"
-        if n.type == "call_expression" and _effects(n):
-            return "the loop synchronizes or has side effects (atomics, printf, asm)"
-        target = ts.assigned(n)
-        if target is None or any(ts.inside(n, x) for x in steps):
-            continue
-        if target.type != "identifier":
-            return "the loop stores to memory or to an array"
-        name = ts.text(target)
-        if name in local:
-            continue
+    body = rd.body_of(loop)
+    if body.jump:
+        return body.jump
+    if body.stores:
+        return "the loop stores to memory or to an array"
+    for name, _, _ in body.updates:
         if name in driven:
             return f"the loop changes {name}, which it steps, in its body"
         if name not in declared:
             return f"the loop changes {name}, declared outside the element's work"
-        kind = _update_kind(n, name)
-        if kind is None or combine.setdefault(name, kind) != kind:
-            return f"{name} is changed in the loop other than by one sum, min or max"
-        sanctioned |= {target.id, *(m.id for m in _operand(n, name))}
+    combine = body.combine()
+    if isinstance(combine, str):
+        return combine
     if not combine:
         return "the loop accumulates nothing declared before it"
     if len(combine) > MAX_ACCUMULATORS:
         return f"the loop has more than {MAX_ACCUMULATORS} accumulators"
-    for n in ts.walk(body):
-        if n.type == "identifier" and ts.text(n) in combine and n.id not in sanctioned:
-            return f"the loop reads {ts.text(n)} beyond accumulating it"
-    if ts.mentions(loop.child_by_field_name("condition"), set(combine)) or \
-            any(ts.mentions(x, set(combine)) for x in steps):
+    read = rd.read_elsewhere(loop, set(combine), body.sanctioned)
+    if read:
+        return f"the loop reads {read} beyond accumulating it"
+    if rd.bounded_by(loop, set(combine)):
         return "the loop's bounds depend on what it accumulates"
     out = []
     for name, kind in combine.items():
-        decl = declared[name]
-        type_text = " ".join(ts.text(decl.child_by_field_name("type")).split())
-        node = dict(ts.declarators(decl))[name]
-        if type_text not in ARITHMETIC or ts.text(node.child_by_field_name("declarator")
-                                             if node.type == "init_declarator" else node) != name:
-            return f"{name} is not a scalar of a plain arithmetic type ({type_text})"
-        init = node.child_by_field_name("value") if node.type == "init_declarator" else None
-        out.append(Accumulator(name, decl, type_text, kind, init, name in inside))
+        acc = rd.accumulator(name, kind, declared[name])
+        if isinstance(acc, str):
+            return acc
+        out.append(acc)
     return tuple(out)
-
-
-def _update_kind(n: Node, name: str) -> str | None:
-    """SUM or the min/max function of an accumulator update, None for any other."""
-    if n.type == "update_expression":
-        return SUM
-    op = ts.text(n.child_by_field_name("operator"))
-    right = n.child_by_field_name("right")
-    if op in ("+=", "-="):
-        return None if ts.mentions(right, {name}) else SUM
-    if op != "=":
-        return None
-    if right.type == "binary_expression" and ts.text(right.child_by_field_name("operator")) == \
-            "+" and ts.text(right.child_by_field_name("left")) == name and \
-            not ts.mentions(right.child_by_field_name("right"), {name}):
-        return SUM
-    if right.type == "call_expression":
-        fn = ts.text(right.child_by_field_name("function"))
-        args = right.child_by_field_name("arguments").named_children
-        if fn in EXTREMA and len(args) == 2 and sum(ts.text(a) == name for a in args) == 1 and \
-                sum(ts.mentions(a, {name}) for a in args) == 1:
-            return fn
-    return None
-
-
-def _operand(n: Node, name: str) -> list[Node]:
-    """The identifier nodes where an update reads the accumulator it writes."""
-    if n.type != "assignment_expression" or ts.text(n.child_by_field_name("operator")) != "=":
-        return []
-    right = n.child_by_field_name("right")
-    return [m for m in ts.walk(right) if m.type == "identifier" and ts.text(m) == name]
 
 
 def _declarations(stmts: list[Node]) -> dict[str, Node]:
@@ -354,7 +286,7 @@ def _uniform(subject: Subject, before: list[Node], index: str) -> set[str]:
         if s.type != "declaration":
             continue
         declared = [d for d, _ in ts.declarators(s)]
-        free = not ts.accesses(s, pointers) and not _effects(s) and \
+        free = not ts.accesses(s, pointers) and not rd.effects(s) and \
             not ts.mentions(s, {index} | (inside - out)) and \
             not any(ts.text(c) == "static" for c in s.children)
         inside |= set(declared)
@@ -365,10 +297,6 @@ def _uniform(subject: Subject, before: list[Node], index: str) -> set[str]:
 
 def _pointers(subject: Subject) -> set[str]:
     return {p.name for p in ts.pointer_params(subject.kernel)}
-
-
-def _effects(node: Node) -> bool:
-    return any(name.startswith((*ts.SYNCING, *_EFFECTS)) for name in ts.call_names(node))
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -383,7 +311,7 @@ def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
     hoisted = ""
     gone: list[tuple[int, int]] = []
     for decl in r.carried:
-        start, end = el.whole_lines(data, decl.start_byte, decl.end_byte)
+        start, end = tpl.whole_lines(data, decl.start_byte, decl.end_byte)
         gone.append((start, end))
         edits.append(Edit(start, end, tpl.when(ON, "", decode(data[start:end]))))
         hoisted += tpl.literal(ts.text(decl) + "\n" + indent)
@@ -402,7 +330,7 @@ def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
                       tpl.insert(ON, _combine(r, indent, in_range, split, slots))))
     if found.early:
         close = ts.body(subject.kernel).children[-1]
-        edits += el.indented(data, guard.end_byte, close.start_byte, ON, tuple(gone))
+        edits += tpl.indented(data, guard.end_byte, close.start_byte, ON, tuple(gone))
         edits.append(Edit(close.start_byte, close.start_byte,
                           tpl.insert(ON, tpl.literal(indent + "}\n"))))
     return tuple(edits)

@@ -71,3 +71,34 @@ def check_defaults(template: str, original: str, defaults: Mapping[str, ParamVal
                      if a != b), min(len(got.splitlines()), len(original.splitlines())))
         raise MoveTemplateError(f"the template does not give back the source at its defaults "
                                 f"(first difference at line {line})")
+
+
+# --- edits that re-indent and take out whole lines ------------------------------------------
+
+def indented(data: bytes, start: int, end: int, knob: str,
+             skip: tuple[tuple[int, int], ...] = ()) -> list[Edit]:
+    """One more level of indentation, where `knob` holds, for the lines that begin in
+    [start, end), but those inside the `skip` spans (lines another edit takes out). Each edit
+    replaces a line's leading whitespace, so that a line another move inserts above it (an
+    unroll pragma, at the line's start) keeps to itself."""
+    out = []
+    pos = data.find(b"\n", start, end)
+    while pos != -1 and pos + 1 < end:
+        line = pos + 1
+        stop = line
+        while data[stop:stop + 1] in (b" ", b"\t"):
+            stop += 1
+        if data[stop:stop + 1] not in (b"\n", b"") and not any(s <= line < e for s, e in skip):
+            lead = decode(data[line:stop])
+            out.append(Edit(line, stop, when(knob, literal(lead + "    "), lead)))
+        pos = data.find(b"\n", line, end)
+    return out
+
+
+def whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """[start, end) widened to its whole line (with its newline) when nothing else is on it."""
+    line = data.rfind(b"\n", 0, start) + 1
+    stop = data.find(b"\n", end)
+    if data[line:start].strip() or (stop != -1 and data[end:stop].strip()):
+        return start, end
+    return line, (stop + 1 if stop != -1 else end)

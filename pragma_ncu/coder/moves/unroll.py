@@ -11,7 +11,7 @@ carry their own unroll pragma are left alone. U = 0 (no pragma) is the source as
 
 from __future__ import annotations
 
-from pragma_ncu.coder.moves import syntax as ts
+from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
 
@@ -39,7 +39,7 @@ def apply(subject: Subject) -> Applied | Refused:
 
 
 def _chosen(subject: Subject) -> tuple[list[Node], str]:
-    functions = ts.reached(subject)
+    functions = subject.reached()
     candidates = [n for f in functions for n in ts.walk(ts.body(f)) if n.type == "for_statement"]
     eligible = [n for n in candidates if _eligible(n, subject)]
     if not candidates:

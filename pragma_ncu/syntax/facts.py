@@ -1,9 +1,4 @@
-"""What a C, C++ or CUDA source says about its functions, read with tree-sitter.
-
-tree-sitter parses the file as written (no preprocessor, no include paths, no compiler), keeps
-going past what it cannot parse, and gives every node its line. The CUDA grammar is a superset
-of C++ (`__global__`, `__launch_bounds__`, `<<<...>>>`), so it reads `.cu` and C++ sources; a
-`.c` file is read with the C grammar, where `new` or `class` are ordinary names.
+"""What a C, C++ or CUDA source says about its functions, read with tree-sitter (`tree`).
 
 Only facts are collected here (functions, their parameters as written, template parameters,
 `#ifndef` knobs, object-like macros, typedefs, structs); what they mean for a spec is decided in
@@ -13,17 +8,10 @@ Only facts are collected here (functions, their parameters as written, template 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any
 
-from pragma_ncu.infra import sources
-from pragma_ncu.infra.errors import DraftError
+from pragma_ncu.syntax.tree import Node, line_of, node_text, strip_comments, syntax_tree, walk
 
-Node = Any  # a tree_sitter.Node; tree-sitter is imported only when a source is parsed
-_SIZED_WORDS = ("signed", "unsigned", "short", "long")
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -95,31 +83,6 @@ class SourceFacts:
         return tuple(f for f in self.functions if f.name == name)
 
 
-def language_of(suffix: str) -> str:
-    """"c" for a C source, "cuda" (a superset of C++) for everything else."""
-    return "c" if suffix.lower() == ".c" else "cuda"
-
-
-@cache
-def _parser(language: str) -> Any:
-    try:
-        import importlib
-
-        import tree_sitter
-
-        grammar = importlib.import_module("tree_sitter_c" if language == "c"
-                                          else "tree_sitter_cuda")
-    except ImportError as exc:
-        raise DraftError(f"reading C/CUDA sources needs tree-sitter ({exc}); "
-                         "pip install tree-sitter tree-sitter-c tree-sitter-cuda") from None
-    return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
-
-
-def syntax_tree(text: str, language: str = "cuda") -> Node:
-    """The root node of `text`'s syntax tree (tree-sitter's, as written: no preprocessor)."""
-    return _parser(language).parse(sources.encode(text)).root_node
-
-
 def parse_source(text: str, language: str = "cuda") -> SourceFacts:
     """The functions, knobs, macros, type aliases and structs of one source file."""
     root = syntax_tree(text, language)
@@ -134,28 +97,6 @@ def parse_source(text: str, language: str = "cuda") -> SourceFacts:
                    for n in walk(root) if n.type == "preproc_call"
                    and node_text(n.child_by_field_name("directive")) == "#pragma"),
     )
-
-
-# --- tree helpers ---------------------------------------------------------------------------
-def node_text(node: Node | None) -> str:
-    return node.text.decode(errors="replace") if node is not None else ""
-
-
-def walk(node: Node) -> Iterator[Node]:
-    """`node` and everything below it, in source order."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def line_of(node: Node) -> int:
-    return int(node.start_point[0]) + 1
-
-
-def strip_comments(text: str) -> str:
-    return _COMMENT.sub(" ", text).strip()
 
 
 # --- functions ------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pragma_ncu.draft.cparse import CFunction, SourceFacts, line_of
+from pragma_ncu.syntax.facts import CFunction, SourceFacts
+from pragma_ncu.syntax.tree import line_of
 
 Node = Any
 

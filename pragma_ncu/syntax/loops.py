@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.coder.moves import element as el
-from pragma_ncu.coder.moves import syntax as ts
-from pragma_ncu.coder.moves.base import Node
+from pragma_ncu.syntax import tree as ts
+from pragma_ncu.syntax.tree import Node
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ def inductions(loop: Node) -> tuple[Induction, ...] | str:
         condition = loop.child_by_field_name("condition")
     elif loop.type == "while_statement":
         body = loop.child_by_field_name("body")
-        stmts = el.statements(body) if body is not None and \
+        stmts = ts.statements(body) if body is not None and \
             body.type == "compound_statement" else []
         last = stmts[-1] if stmts else None
         updates = _updates(last.named_children[0]) if last is not None and \
@@ -145,4 +144,4 @@ def steps(loop: Node) -> list[Node]:
     if loop.type == "for_statement":
         update = loop.child_by_field_name("update")
         return [update] if update is not None else []
-    return el.statements(loop.child_by_field_name("body"))[-1:]
+    return ts.statements(loop.child_by_field_name("body"))[-1:]

@@ -1,0 +1,83 @@
+"""The one syntax layer: C, C++ and CUDA sources read through tree-sitter, for `init` (what a
+kernel's arguments and launch are), the source moves (what a rewrite may change) and any other
+reader of source.
+
+- `tree`: the parser and the plain node helpers (text, lines, walk, names, calls, pragmas);
+- `facts`: what a file declares (functions and their parameters, template parameters,
+  `#ifndef` knobs, macros, typedefs, structs), as `init` reads it;
+- `functions`: functions as nodes (names, bodies, parameters, the functions they call);
+- `memory`: accesses through pointer parameters, `__shared__` arrays, lane-varying names;
+- `roles`: each pointer parameter's role, by its first access in evaluation order (`init`);
+- `index`: the global thread index and the grid-stride step;
+- `element`: the one-thread-per-element shape (index, guard, work);
+- `loops`: how a loop steps its variables and what bounds it;
+- `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine.
+
+The names most readers want are here at the top (`from pragma_ncu import syntax as ts`).
+"""
+
+from __future__ import annotations
+
+from pragma_ncu.syntax.functions import (
+    PointerParam,
+    body,
+    callees,
+    declarator_of,
+    function_name,
+    function_named,
+    functions,
+    parameters,
+    pointer_params,
+    reached,
+)
+from pragma_ncu.syntax.index import block_offsets, grid_strided, index_name, is_global_index
+from pragma_ncu.syntax.memory import (
+    Access,
+    SharedArray,
+    accesses,
+    derived_pointers,
+    is_shared,
+    lane_dependent,
+    lane_varying,
+    shared_arrays,
+)
+from pragma_ncu.syntax.tree import (
+    FUNCTION_SCOPES,
+    LOOPS,
+    SYNCING,
+    Node,
+    assigned,
+    call_names,
+    compact,
+    declarators,
+    enclosing,
+    first_line,
+    identifiers,
+    indentation,
+    inside,
+    language_of,
+    last_line,
+    line_of,
+    masked,
+    mentions,
+    node_text,
+    pragma_before,
+    statements,
+    strip_comments,
+    syntax_tree,
+    text,
+    uses_builtin,
+    walk,
+)
+
+__all__ = [
+    "FUNCTION_SCOPES", "LOOPS", "SYNCING", "Access", "Node", "PointerParam", "SharedArray",
+    "accesses", "assigned", "block_offsets", "body", "call_names", "callees", "compact",
+    "declarator_of", "declarators", "derived_pointers", "enclosing",
+    "first_line", "function_name", "function_named", "functions", "grid_strided",
+    "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
+    "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked",
+    "mentions", "node_text", "parameters", "pointer_params", "pragma_before", "reached",
+    "shared_arrays", "statements", "strip_comments", "syntax_tree", "text", "uses_builtin",
+    "walk",
+]

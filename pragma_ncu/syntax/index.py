@@ -1,0 +1,58 @@
+"""The global thread index, read in one place: `blockIdx.x * blockDim.x + threadIdx.x` in any
+operand order, with casts (`(long long)blockIdx.x * blockDim.x`, `static_cast<size_t>(...)`)
+and parentheses, and the grid-stride step `i += gridDim.x * blockDim.x`.
+
+Code is compared in its *normal form*: spaces, casts to integer types and parentheses taken
+out. That form is only ever searched for these products, never evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pragma_ncu.syntax.tree import Node, text
+
+_INTEGER = (r"(?:const)?(?:unsigned|signed)?(?:longlong|long|int|size_t|int64_t|uint64_t|"
+            r"int32_t|uint32_t|unsigned|ptrdiff_t|std::size_t|std::int64_t)")
+_CASTS = re.compile(rf"\({_INTEGER}\)|static_cast<{_INTEGER}>")
+OFFSETS = ("blockIdx.x*blockDim.x", "blockDim.x*blockIdx.x")  # the first thread of the block
+INDEX_FORMS = frozenset({f"{o}+threadIdx.x" for o in OFFSETS} |
+                        {f"threadIdx.x+{o}" for o in OFFSETS})
+STRIDES = ("+=gridDim.x*blockDim.x", "+=blockDim.x*gridDim.x")
+
+
+def normal(code: str) -> str:
+    """`code` with spaces, integer casts and parentheses taken out."""
+    return _CASTS.sub("", re.sub(r"\s+", "", code)).replace("(", "").replace(")", "")
+
+
+def is_global_index(node: Node | None) -> bool:
+    """`node` is the global index expression itself."""
+    return node is not None and normal(text(node)) in INDEX_FORMS
+
+
+def index_name(decl: Node) -> str | None:
+    """The name `decl` declares when it is `T i = <the global index>;`, else None."""
+    if decl.type != "declaration":
+        return None
+    inits = decl.children_by_field_name("declarator")
+    if len(inits) != 1 or inits[0].type != "init_declarator":
+        return None
+    target = inits[0].child_by_field_name("declarator")
+    if target.type == "identifier" and is_global_index(inits[0].child_by_field_name("value")):
+        return text(target)
+    return None
+
+
+def block_offsets(code: str) -> int:
+    """How often `code` (a function's text) computes the block's first thread, the
+    `blockIdx.x * blockDim.x` of a global index."""
+    form = normal(code)
+    return sum(form.count(o) for o in OFFSETS)
+
+
+def grid_strided(code: str) -> bool:
+    """`code` walks its elements in a grid-stride loop, stepping by gridDim.x * blockDim.x:
+    such a loop covers them whatever the grid and the block."""
+    form = normal(code)
+    return any(s in form for s in STRIDES)
