@@ -32,6 +32,7 @@ from pragma_ncu.syntax.functions import (
 )
 from pragma_ncu.syntax.index import block_offsets, grid_strided, index_name, is_global_index
 from pragma_ncu.syntax.memory import (
+    TYPE_BYTES,
     Access,
     SharedArray,
     accesses,
@@ -64,6 +65,7 @@ from pragma_ncu.syntax.tree import (
     pragma_before,
     statements,
     strip_comments,
+    substituted,
     syntax_tree,
     text,
     uses_builtin,
@@ -71,13 +73,12 @@ from pragma_ncu.syntax.tree import (
 )
 
 __all__ = [
-    "FUNCTION_SCOPES", "LOOPS", "SYNCING", "Access", "Node", "PointerParam", "SharedArray",
-    "accesses", "assigned", "block_offsets", "body", "call_names", "callees", "compact",
-    "declarator_of", "declarators", "derived_pointers", "enclosing",
-    "first_line", "function_name", "function_named", "functions", "grid_strided",
-    "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
-    "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked",
-    "mentions", "node_text", "parameters", "pointer_params", "pragma_before", "reached",
-    "shared_arrays", "statements", "strip_comments", "syntax_tree", "text", "uses_builtin",
-    "walk",
+    "FUNCTION_SCOPES", "LOOPS", "SYNCING", "TYPE_BYTES", "Access", "Node", "PointerParam",
+    "SharedArray", "accesses", "assigned", "block_offsets", "body", "call_names", "callees",
+    "compact", "declarator_of", "declarators", "derived_pointers", "enclosing", "first_line",
+    "function_name", "function_named", "functions", "grid_strided", "identifiers", "indentation",
+    "index_name", "inside", "is_global_index", "is_shared", "lane_dependent", "lane_varying",
+    "language_of", "last_line", "line_of", "masked", "mentions", "node_text", "parameters",
+    "pointer_params", "pragma_before", "reached", "shared_arrays", "statements", "strip_comments",
+    "substituted", "syntax_tree", "text", "uses_builtin", "walk",
 ]

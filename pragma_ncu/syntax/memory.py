@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from pragma_ncu.syntax.tree import Node, identifiers, text, walk
 
 SHARED = "__shared__"
+# The bytes of the element types kernels commonly use (the CUDA vector types too).
+TYPE_BYTES = {
+    "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
+    "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8,
+    "half": 2, "__half": 2, "__nv_bfloat16": 2, "short": 2, "unsigned short": 2,
+    "char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "float2": 8, "int2": 8,
+    "float4": 16, "int4": 16, "__half2": 4, "half2": 4, "__nv_bfloat162": 4}
 
 
 @dataclass(frozen=True)

@@ -179,3 +179,22 @@ def enclosing(node: Node, types: tuple[str, ...], stop: Node | None = None) -> l
 def statements(block: Node) -> list[Node]:
     """A compound statement's statements, comments left out."""
     return [c for c in block.named_children if c.type != "comment"]
+
+
+def substituted(node: Node, replace: dict[int, str], names: dict[str, str] | None = None) -> str:
+    """`node`'s text with the nodes whose ids are in `replace` written as given, and the
+    identifiers named in `names` renamed (nested replacements: the outermost wins)."""
+    edits: list[tuple[int, int, str]] = []
+    for n in walk(node):
+        new = replace.get(n.id)
+        if new is None and names and n.type == "identifier":
+            new = names.get(node_text(n))
+        if new is not None and not any(s <= n.start_byte < e for s, e, _ in edits):
+            edits.append((n.start_byte, n.end_byte, new))
+    data, start = node.text, node.start_byte
+    out, pos = [], 0
+    for s, e, new in sorted(edits):
+        out += [data[pos:s - start].decode(errors="replace"), new]
+        pos = e - start
+    out.append(data[pos:].decode(errors="replace"))
+    return "".join(out)

@@ -46,7 +46,9 @@ def test_the_defaults_compile_to_the_original_cubin_and_each_move_compiles(
     assert not isinstance(subject, str), subject
     moves = [r for r in asm.try_moves(subject, MOVES) if isinstance(r, Applied)]
     assert moves, "no move fits: the calibration kernels each have one, the examples several"
-    variant, kept, _ = asm.assemble(base, moves, "moves 1", "", spec_path.parent)
+    variant, kept, refused = asm.assemble(base, moves, "moves 1", "", spec_path.parent)
+    alone = [asm.assemble(base, [a], f"{a.move} alone", "", spec_path.parent)[0]
+             for a in moves if a.move in {r.move for r in refused}]  # two that rewrite one place
     tables = tomllib.loads(spec_path.read_text())
     vspec = variant_spec(tables, variant, spec.spec_path, tmp_path / "variants")
     cache = BuildCache(tmp_path / "build")
@@ -64,6 +66,42 @@ def test_the_defaults_compile_to_the_original_cubin_and_each_move_compiles(
         assert built.ok, f"{a.move} at {bold}:\n{built.log}"
         if a.edits or any(k.flag for k in a.knobs):  # (a launch-only move builds the same)
             assert built.key != defaults.key  # the move changed the source or the flags
+    for other in alone:
+        ospec = variant_spec(tables, other, spec.spec_path, tmp_path / "alone")
+        bold = {**ospec.default_params(), **{k: v["values"][-1] for k, v in
+                                             other.overlay["params"].items()
+                                             if k.startswith("PNCU_")}}
+        built = build(replace(tasks.build_request(ospec, "sm_90", bold), lineinfo=False), nvcc,
+                      cache)
+        assert built.ok, f"{other.name} at {bold}:\n{built.log}"
+
+
+VECTOR_KERNELS = {
+    "fp32": ("float", "y[i] = 0.5f * x[i] * (1.0f + tanhf(x[i]));", "ld.global.v4.f32"),
+    "fp16": ("__half", "y[i] = __hmul(x[i], x[i]);", "ld.global.v4.u32"),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(VECTOR_KERNELS))
+def test_vectorize_compiles_to_16_byte_accesses(dtype: str, tmp_path: Path,
+                                                 nvcc) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakes.moves import applied, rendered, spec_of
+
+    ctype, work, load = VECTOR_KERNELS[dtype]
+    source = (f"#include <cuda_fp16.h>\nextern \"C\" __global__ void k({ctype}* y, "
+              f"const {ctype}* x, int n)\n{{\n    int i = blockIdx.x * blockDim.x + "
+              f"threadIdx.x;\n    if (i >= n) return;\n    {work}\n}}\n")
+    args = [{"name": "y", "dtype": dtype, "shape": ["n"], "role": "output"},
+            {"name": "x", "dtype": dtype, "shape": ["n"], "role": "input"},
+            {"name": "n", "dtype": "int32", "role": "scalar", "value": "n"}]
+    spec = spec_of(tmp_path, source, args=args)
+    a = applied("vectorize", spec)
+    (tmp_path / "v.cu").write_text(rendered(spec, [a], PNCU_VEC=a.knobs[0].values[-1]))
+    run = subprocess.run([nvcc.path, "-arch=sm_90", "-ptx", "-o", str(tmp_path / "v.ptx"),
+                          str(tmp_path / "v.cu")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    ptx = (tmp_path / "v.ptx").read_text()
+    assert ptx.count(load) == 2 and ptx.count(load.replace("ld.", "st.")) == 2  # 32 bytes
 
 
 def test_the_best_written_out_compiles_alone(tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]

@@ -42,7 +42,7 @@ def test_the_registry_names_each_move_once_with_its_reason() -> None:
         assert m.answers and m.why and m.never and m.knobs
         assert all(k.startswith("PNCU_") for k in m.knobs)
     with pytest.raises(KeyError, match="no move named"):
-        by_name("vectorize")
+        by_name("no_such_move")
 
 
 # --- unroll ---------------------------------------------------------------------------------

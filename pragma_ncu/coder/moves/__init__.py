@@ -21,11 +21,13 @@ from pragma_ncu.coder.moves import (
     smem_pad,
     split_reduction,
     unroll,
+    vectorize,
 )
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    vectorize.MOVE,
     coarsen.MOVE,
     readonly.MOVE,
     unroll.MOVE,

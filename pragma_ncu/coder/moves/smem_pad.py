@@ -22,12 +22,6 @@ NAME = "smem_pad"
 KNOB = "PNCU_SMEM_PAD"
 VALUES = (0, 1, 2)
 BANK_WORDS = 32
-SIZES = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
-         "double": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8,
-         "half": 2, "__half": 2, "__nv_bfloat16": 2, "short": 2, "unsigned short": 2,
-         "char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "float2": 8, "int2": 8,
-         "float4": 16, "int4": 16, "__half2": 4, "half2": 4, "__nv_bfloat162": 4}
-
 
 def apply(subject: Subject) -> Applied | Refused:
     arrays = [(a.name, a.decl, list(a.dims)) for a in ts.shared_arrays(subject.tree)
@@ -96,7 +90,7 @@ def _row_varies(identifier: Node, depth: int, varying: set[str]) -> bool:
 def _row_words(subject: Subject, decl: Node, size: Node) -> int | None:
     """The length of a row in 4-byte words, when the element type and size are known."""
     type_name = ts.text(decl.child_by_field_name("type")).strip()
-    item = SIZES.get(type_name)
+    item = ts.TYPE_BYTES.get(type_name)
     if item is None:
         return None
     try:

@@ -44,6 +44,15 @@ def value(knob: str) -> str:
     return "{{ " + knob + " }}"
 
 
+def filled(text: str, values: Mapping[str, str]) -> str:
+    """Plain `text` as template text, each placeholder of `values` (`@VEC@`) written as the
+    template text it maps to (a knob's value, say)."""
+    out = literal(text)
+    for placeholder, template in values.items():
+        out = out.replace(placeholder, template)
+    return out
+
+
 def compose(data: bytes, edits: Sequence[Edit], defines: Sequence[str] = ()) -> str:
     """The template of `data` with `edits` (sorted here; overlapping edits are an error), the
     parameters `defines` passed to nvcc as -D."""
@@ -76,8 +85,8 @@ def check_defaults(template: str, original: str, defaults: Mapping[str, ParamVal
 # --- edits that re-indent and take out whole lines ------------------------------------------
 
 def indented(data: bytes, start: int, end: int, knob: str,
-             skip: tuple[tuple[int, int], ...] = ()) -> list[Edit]:
-    """One more level of indentation, where `knob` holds, for the lines that begin in
+             skip: tuple[tuple[int, int], ...] = (), depth: int = 1) -> list[Edit]:
+    """`depth` more levels of indentation, where `knob` holds, for the lines that begin in
     [start, end), but those inside the `skip` spans (lines another edit takes out). Each edit
     replaces a line's leading whitespace, so that a line another move inserts above it (an
     unroll pragma, at the line's start) keeps to itself."""
@@ -90,7 +99,7 @@ def indented(data: bytes, start: int, end: int, knob: str,
             stop += 1
         if data[stop:stop + 1] not in (b"\n", b"") and not any(s <= line < e for s, e in skip):
             lead = decode(data[line:stop])
-            out.append(Edit(line, stop, when(knob, literal(lead + "    "), lead)))
+            out.append(Edit(line, stop, when(knob, literal(lead + "    " * depth), lead)))
         pos = data.find(b"\n", line, end)
     return out
 
