@@ -36,11 +36,15 @@ from pragma_ncu.syntax.memory import (
     Access,
     SharedArray,
     accesses,
+    address,
+    bare,
     derived_pointers,
     is_shared,
     lane_dependent,
     lane_varying,
     shared_arrays,
+    stride,
+    walks_contiguous,
 )
 from pragma_ncu.syntax.tree import (
     FUNCTION_SCOPES,
@@ -74,11 +78,12 @@ from pragma_ncu.syntax.tree import (
 
 __all__ = [
     "FUNCTION_SCOPES", "LOOPS", "SYNCING", "TYPE_BYTES", "Access", "Node", "PointerParam",
-    "SharedArray", "accesses", "assigned", "block_offsets", "body", "call_names", "callees",
-    "compact", "declarator_of", "declarators", "derived_pointers", "enclosing", "first_line",
-    "function_name", "function_named", "functions", "grid_strided", "identifiers", "indentation",
-    "index_name", "inside", "is_global_index", "is_shared", "lane_dependent", "lane_varying",
-    "language_of", "last_line", "line_of", "masked", "mentions", "node_text", "parameters",
-    "pointer_params", "pragma_before", "reached", "shared_arrays", "statements", "strip_comments",
-    "substituted", "syntax_tree", "text", "uses_builtin", "walk",
+    "SharedArray", "accesses", "address", "bare", "assigned", "block_offsets", "body",
+    "call_names", "callees", "compact", "declarator_of", "declarators", "derived_pointers",
+    "enclosing", "first_line", "function_name", "function_named", "functions", "grid_strided",
+    "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
+    "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked", "mentions",
+    "node_text", "parameters", "pointer_params", "pragma_before", "reached", "shared_arrays",
+    "stride", "walks_contiguous", "statements", "strip_comments", "substituted", "syntax_tree",
+    "text", "uses_builtin", "walk",
 ]

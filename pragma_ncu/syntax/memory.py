@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pragma_ncu.syntax.tree import Node, identifiers, text, walk
+from pragma_ncu.syntax.loops import Induction
+from pragma_ncu.syntax.tree import Node, identifiers, mentions, text, walk
 
 SHARED = "__shared__"
+CASTS = ("cast_expression", "parenthesized_expression")
 # The bytes of the element types kernels commonly use (the CUDA vector types too).
 TYPE_BYTES = {
     "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "uint32_t": 4, "int32_t": 4,
@@ -163,4 +165,109 @@ def shared_arrays(root: Node) -> list[SharedArray]:
                 node = node.child_by_field_name("declarator")
             if node is not None and node.type == "identifier":
                 out.append(SharedArray(text(node), decl, tuple(dims), extern))
+    return out
+
+
+# --- addresses and how a loop walks them -------------------------------------------------------
+
+def address(node: Node | None) -> tuple[str | None, Node | None]:
+    """(the pointer or array named, the index) of `a[k]`, `*(a + k)`, `*a`."""
+    if node is None:
+        return None, None
+    if node.type == "subscript_expression":
+        base = node.child_by_field_name("argument")
+        indices = node.child_by_field_name("indices") or node.named_children[-1]
+        inner = indices.named_children if indices.type == "subscript_argument_list" \
+            else [indices]
+        if base is not None and base.type == "identifier" and len(inner) == 1:
+            return text(base), inner[0]
+    elif node.type == "pointer_expression" and \
+            text(node.child_by_field_name("operator")) == "*":
+        arg = bare(node.child_by_field_name("argument"))
+        if arg.type == "identifier":
+            return text(arg), None
+        if arg.type == "binary_expression" and text(arg.child_by_field_name("operator")) == "+":
+            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
+            if left.type == "identifier":
+                return text(left), right
+    return None, None
+
+
+def bare(node: Node) -> Node:
+    while node.type in CASTS and node.named_children:
+        node = node.named_children[-1]
+    return node
+
+
+def stride(index: Node | None, names: set[str]) -> str | None:
+    """How an index moves with the loop's variables `names`: "unit" (one of them added as it
+    is: consecutive iterations, consecutive addresses), "scaled" (added times a factor), None
+    (otherwise, or not at all)."""
+    if index is None:
+        return None
+    node = bare(index)
+    if node.type == "identifier":
+        return "unit" if text(node) in names else None
+    if node.type != "binary_expression":
+        return None
+    op = text(node.child_by_field_name("operator"))
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    moving = [mentions(left, names), mentions(right, names)]
+    if moving == [True, True] or not any(moving):
+        return None
+    inner, other = (left, right) if moving[0] else (right, left)
+    if op == "+" or (op == "-" and moving[0]):
+        return stride(inner, names)
+    if op == "*" and stride(inner, names) is not None:
+        return "scaled"
+    return None
+
+
+def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[str],
+                     fn_body: Node, element: str) -> bool:
+    """The loop walks a row: some access whose address depends on `element` (the thread's
+    output) moves by one element per iteration (`row[j]`, `*p` with `++p`) while adjacent
+    outputs lie apart (`row = x + r * C`, or through a loaded index). Threads that share such
+    a loop should take adjacent iterations. An access adjacent outputs read side by side
+    (`x[i + t]`, `col = A + j`) or one all outputs read alike (`x[t]`) is no such walk."""
+    unit = {i.name for i in inductions if i.step == "1"}
+    inits = _initial_values(fn_body)
+    depends = _depending(fn_body, {element})
+    pointers = params | set(derived_pointers(fn_body, params))
+    for a in accesses(loop, pointers):
+        base, index = address(a.node)
+        if base is None or not (base in unit or stride(index, unit) == "unit"):
+            continue
+        parts = [p for p in (index, inits.get(base)) if p is not None]
+        if not any(mentions(p, depends) for p in parts):
+            continue  # all outputs read it alike
+        if not any(stride(p, depends) == "unit" for p in parts):
+            return True
+    return False
+
+
+def _initial_values(fn_body: Node) -> dict[str, Node]:
+    """name -> the value a declaration gives it."""
+    out = {}
+    for n in walk(fn_body):
+        if n.type == "init_declarator":
+            target = n.child_by_field_name("declarator")
+            while target is not None and target.type != "identifier":
+                target = target.child_by_field_name("declarator")
+            if target is not None:
+                out[text(target)] = n.child_by_field_name("value")
+    return out
+
+
+def _depending(fn_body: Node, seeds: set[str]) -> set[str]:
+    """`seeds` and the names whose values are computed from them (to a fixpoint)."""
+    out = set(seeds)
+    inits = _initial_values(fn_body)
+    changed = True
+    while changed:
+        changed = False
+        for name, value in inits.items():
+            if name not in out and value is not None and mentions(value, out):
+                out.add(name)
+                changed = True
     return out

@@ -1,8 +1,9 @@
 """What a loop accumulates: the names its body updates by a sum (`acc += e`, `acc -= e`,
 `acc = acc + e`, `++acc`) or by a minimum or maximum (`acc = fmaxf(acc, e)`, `max`, `fmin`,
-...), each read nowhere else in the loop, so that the loop's iterations can be dealt out to
-several threads and their parts combined afterwards (a sum by adding, a min or max by its own
-function). `split_reduction` and `row_team` read their loops through it.
+..., `acc = e > acc ? e : acc`, `if (e > acc) acc = e;`), each read nowhere else in the loop,
+so that the loop's iterations can be dealt out to several threads and their parts combined
+afterwards (a sum by adding, a min or max by its own function). `split_reduction` and
+`row_team` read their loops through it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from pragma_ncu.syntax.loops import steps
 from pragma_ncu.syntax.tree import Node
 
 SUM = "+"
-EXTREMA = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")
+EXTREMA = ("fmaxf", "fminf", "fmax", "fmin", "max", "min")  # `max` and `min` are CUDA's
+# overloads for every arithmetic type: the combination of a comparison written out
+_LARGER = {">": "left", ">=": "left", "<": "right", "<=": "right"}  # the side a true test
+# finds the larger
 ARITHMETIC = frozenset({"float", "double", "int", "unsigned", "unsigned int", "long long",
                         "unsigned long long", "long long int", "int32_t", "uint32_t", "int64_t",
                         "uint64_t", "size_t"})  # the accumulator types a part can carry
@@ -81,6 +85,11 @@ def body_of(loop: Node) -> Body:
         if name in local:
             continue
         kind = update_kind(n, name)
+        test = _tested(n, name) if kind is None else None
+        if test is not None:
+            kind, condition = test
+            sanctioned |= {m.id for m in ts.walk(condition)
+                           if m.type == "identifier" and ts.text(m) == name}
         updates.append((name, n, kind))
         if kind is not None:
             sanctioned |= {target.id, *(m.id for m in _operand(n, name))}
@@ -128,6 +137,10 @@ def update_kind(n: Node, name: str) -> str | None:
             "+" and ts.text(right.child_by_field_name("left")) == name and \
             not ts.mentions(right.child_by_field_name("right"), {name}):
         return SUM
+    if right.type == "conditional_expression":
+        return _chosen(right.child_by_field_name("condition"), name,
+                       right.child_by_field_name("consequence"),
+                       right.child_by_field_name("alternative"))
     if right.type == "call_expression":
         fn = ts.text(right.child_by_field_name("function"))
         args = right.child_by_field_name("arguments").named_children
@@ -135,6 +148,41 @@ def update_kind(n: Node, name: str) -> str | None:
                 sum(ts.mentions(a, {name}) for a in args) == 1:
             return fn
     return None
+
+
+def _chosen(test: Node | None, name: str, taken: Node | None,
+            other: Node | None) -> str | None:
+    """"max" or "min" when `test ? taken : other` (or `if (test) name = taken;`, other being
+    the name itself) keeps the larger or the smaller of `name` and one value, else None."""
+    while test is not None and test.type == "parenthesized_expression" and test.named_children:
+        test = test.named_children[0]
+    if test is None or taken is None or other is None or test.type != "binary_expression":
+        return None
+    op = ts.text(test.child_by_field_name("operator"))
+    sides = {s: ts.compact(test.child_by_field_name(s)) for s in ("left", "right")}
+    pair = {ts.compact(taken), ts.compact(other)}
+    if op not in _LARGER or set(sides.values()) != pair or name not in pair or len(pair) != 2:
+        return None
+    return "max" if ts.compact(taken) == sides[_LARGER[op]] else "min"
+
+
+def _tested(n: Node, name: str) -> tuple[str, Node] | None:
+    """`if (e > name) name = e;` (no else; braces or not): ("max" or "min", the test)."""
+    statement = n.parent
+    if statement is None or statement.type != "expression_statement":
+        return None
+    holder = statement.parent
+    if holder is not None and holder.type == "compound_statement" and \
+            len(ts.statements(holder)) == 1:
+        holder = holder.parent
+    if holder is None or holder.type != "if_statement" or \
+            holder.child_by_field_name("alternative") is not None or \
+            n.type != "assignment_expression" or ts.text(n.child_by_field_name("operator")) != "=":
+        return None
+    clause = holder.child_by_field_name("condition")
+    test = clause.child_by_field_name("value") or clause.named_children[0]
+    kind = _chosen(test, name, n.child_by_field_name("right"), n.child_by_field_name("left"))
+    return (kind, test) if kind is not None else None
 
 
 def _operand(n: Node, name: str) -> list[Node]:

@@ -1,11 +1,13 @@
-"""CUDA kernels without barriers or warp operations, run on the CPU one thread after another:
-enough to check that a rewrite of an element-wise kernel computes what the source computes, at
-any length and with misaligned pointers, where CI has no GPU.
+"""CUDA kernels run on the CPU, for the tests that check a rewrite computes what its source
+computes (at odd lengths, with misaligned pointers, with barriers and warp shuffles) where CI
+has no GPU.
 
-The kernel's text is compiled by the system's C++ compiler with a prelude that defines the
-built-in indices as globals the driver sets before each thread runs, and CUDA's qualifiers as
-nothing. A kernel whose threads wait on one another (`__syncthreads`, shuffles) cannot run this
-way: `run` refuses it.
+The kernel's text is compiled by the system's C++ compiler with `cuda_emu/emu.h` included
+first (the built-in indices as globals, CUDA's qualifiers as nothing, `__shared__` arrays as
+statics, `__syncthreads` and the `__shfl_*_sync` as yields to a scheduler) and linked with
+`cuda_emu/sched.cpp`, which runs a block's threads as fibers and completes a barrier only when
+the whole block reaches the same one and a shuffle only when all 32 lanes of the warp do, with a
+full mask; anything else fails the launch. Blocks run one after another.
 """
 
 from __future__ import annotations
@@ -13,68 +15,96 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-PRELUDE = r"""
-#include <cmath>
-#include <cstdint>
-#include <cstddef>
-#include <algorithm>
-using std::min; using std::max;
-struct pncu_uint3 { unsigned x, y, z; };
-static pncu_uint3 threadIdx, blockIdx, blockDim, gridDim;
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __restrict__ __restrict
-#define __launch_bounds__(...)
-"""
-DRIVER = r"""
-extern "C" void pncu_launch(unsigned grid, unsigned block, void** args) {
-    gridDim = {grid, 1, 1}; blockDim = {block, 1, 1};
-    for (unsigned b = 0; b < grid; ++b)
-        for (unsigned t = 0; t < block; ++t) {
-            blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
-            KERNEL_CALL;
-        }
-}
-"""
-WAITING = ("__syncthreads", "__shfl", "__syncwarp", "__ballot", "__shared__")
+HERE = Path(__file__).resolve().parent / "cuda_emu"
 
 
 def compiler() -> str | None:
-    return shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 
-def build(source: str, kernel: str, signature: list[str], out: Path, name: str) -> Any:
-    """A shared object (`out/name.so`) running `kernel` (its C parameter types in `signature`)
-    as a grid."""
-    if any(w in source for w in WAITING):
-        raise ValueError("the kernel's threads wait on one another: it cannot run on the CPU")
-    cast = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(signature))
-    text = PRELUDE + source + DRIVER.replace("KERNEL_CALL", f"{kernel}({cast})")
-    src, lib = out / f"{name}.cpp", out / f"{name}.so"
-    src.write_text(text.replace("#pragma unroll", "").replace('extern "C" __global__',
-                                                               'extern "C"'))
+@dataclass(frozen=True)
+class Kernel:
+    library: Any
+
+    def launch(self, grid: int, block: int, args: list[Any]) -> None:
+        """Run a one-dimensional grid with `args`: numpy arrays (passed by their data pointer,
+        which may be offset into a larger buffer to misalign it) and ctypes scalars."""
+        holders = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else a
+                   for a in args]
+        pointers = (ctypes.c_void_p * len(holders))(
+            *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders])
+        entry = ctypes.cast(self.library.emu_entry, ctypes.c_void_p)
+        status = self.library.emu_launch(entry, pointers, grid, 1, 1, block, 1, 1)
+        if status != 0:
+            raise RuntimeError(f"the emulator refused a block of {block} threads")
+
+
+def build(source: str, kernel: str, out: Path, name: str) -> Kernel:
+    """`kernel` of `source` compiled for the CPU into `out/name.so`."""
     cxx = compiler()
     assert cxx is not None
-    subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-w", "-o", str(lib), str(src)],
-                   check=True, capture_output=True, text=True)
-    so = ctypes.CDLL(str(lib))
-    so.pncu_launch.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
-    return so
+    text = source + f'\nextern "C" void emu_entry(void** a) {{ emu_invoke(&{kernel}, a); }}\n'
+    src, lib, sched = out / f"{name}.cpp", out / f"{name}.so", out / "sched.o"
+    src.write_text(text)
+    if not sched.exists():
+        subprocess.run([cxx, "-O1", "-std=c++17", "-fPIC", "-c", str(HERE / "sched.cpp"), "-o",
+                        str(sched)], check=True, capture_output=True, text=True)
+    subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", "-w", f"-I{HERE / 'include'}",
+                    "-include", str(HERE / "emu.h"), "-x", "c++", str(src), "-x", "none",
+                    str(sched), "-o", str(lib)], check=True, capture_output=True, text=True)
+    library = ctypes.CDLL(str(lib))
+    library.emu_launch.restype = ctypes.c_int
+    return Kernel(library)
 
 
-def run(so: Any, grid: int, block: int, args: list[Any]) -> None:
-    """Launch with `args`: numpy arrays (passed by their data pointer, which may be offset
-    into a larger buffer to misalign it) and ctypes scalars."""
-    holders: list[Any] = []
-    for a in args:
-        holders.append(ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else a)
-    pointers = (ctypes.c_void_p * len(holders))(
-        *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders])
-    so.pncu_launch(grid, block, pointers)
+# --- a rewrite against its source, through a spec ---------------------------------------------
+
+SCALARS = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint32": ctypes.c_uint32,
+           "fp32": ctypes.c_float, "fp64": ctypes.c_double}
+
+
+def equivalent(spec: Any, text: str, launch: dict[str, Any], point: dict[str, Any],
+               dims: dict[str, int], out: Path, seed: int = 0) -> dict[str, float]:
+    """Run the spec's kernel as written and `text` (a rewrite of it, launched as `launch` at
+    the knobs' values `point`) on the same inputs at `dims`; assert that every output agrees
+    within the spec's tolerance, and return each output's largest error over its tolerance."""
+    from pragma_ncu.backends.cpu.worker.workspace import generate, storage
+    from pragma_ncu.spec import dtypes, expr
+    from pragma_ncu.spec.model import Shape
+
+    task = spec.resolve(Shape("emulated", tuple(dims.items())))
+    env = {**dims, **point}
+    rewrite = (expr.evaluate_int(launch["grid"][0], env, "grid"),
+               expr.evaluate_int(launch["block"][0], env, "block"))
+    inputs = {a.name: generate(a, seed + k).astype(storage(a.dtype))
+              for k, a in enumerate(task.args) if a.role in ("input", "inout")}
+    results = []
+    for source, (grid, block), name in (
+            (spec.source_path.read_text(), (task.launch.grid[0], task.launch.block[0]), "plain"),
+            (text, rewrite, "rewrite")):
+        arrays = {a.name: inputs[a.name].copy() if a.name in inputs else
+                  np.full(a.numel, np.nan).astype(storage(a.dtype))
+                  for a in task.args if a.role != "scalar"}
+        build(source, spec.kernel_name, out, name).launch(grid, block, [
+            arrays[a.name] if a.role != "scalar" else SCALARS[a.dtype](a.value)
+            for a in task.args])
+        results.append(arrays)
+    errors = {}
+    for a in (a for a in task.args if a.role in ("output", "inout")):
+        atol, rtol = spec.tolerance.for_dtype(dtypes.lookup(a.dtype))
+        want, got = (r[a.name].astype(np.float64) for r in results)
+        assert not np.isnan(want).any(), f"{a.name}: the source leaves elements unwritten"
+        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        first = int(np.argmax(bad))
+        assert not bad.any(), (f"{a.name}: {int(bad.sum())} of {a.numel} differ, the first at "
+                               f"{first}: {got[first]} against {want[first]}")
+        room = atol + rtol * np.abs(want)
+        errors[a.name] = float(np.max(np.divide(np.abs(got - want), room, where=room > 0,
+                                                out=np.zeros_like(room)), initial=0.0))
+    return errors

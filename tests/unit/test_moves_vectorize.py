@@ -198,8 +198,9 @@ def test_vectorize_and_coarsen_both_rewrite_the_index_so_one_is_kept(tmp_path: P
 needs_cxx = pytest.mark.skipif(cuda_on_cpu.compiler() is None, reason="no C++ compiler")
 
 
-def _run(so: object, grid: int, arrays: list[np.ndarray], scalars: list[int]) -> None:
-    cuda_on_cpu.run(so, grid, 256, [*arrays, *(ctypes.c_int(s) for s in scalars)])
+def _run(kernel: cuda_on_cpu.Kernel, grid: int, arrays: list[np.ndarray],
+         scalars: list[int]) -> None:
+    kernel.launch(grid, 256, [*arrays, *(ctypes.c_int(s) for s in scalars)])
 
 
 @needs_cxx
@@ -208,9 +209,8 @@ def test_the_rewrite_computes_what_the_source_does_at_any_length_and_alignment(
         tmp_path: Path, vec: int) -> None:
     spec = spec_of(tmp_path, BIAS, args=BIAS_ARGS, shapes=BIAS_SHAPES)
     text = rendered(spec, [applied("vectorize", spec)], PNCU_VEC=vec)
-    signature = ["float*", "const float*", "const float*", "int", "int"]
-    plain = cuda_on_cpu.build(BIAS, "k", signature, tmp_path, "plain")
-    vector = cuda_on_cpu.build(text, "k", signature, tmp_path, "vector")
+    plain = cuda_on_cpu.build(BIAS, "k", tmp_path, "plain")
+    vector = cuda_on_cpu.build(text, "k", tmp_path, "vector")
     rng = np.random.default_rng(vec)
     C = 7
     for n in (1, 5, 255, 1000, 1001, 4099):

@@ -18,6 +18,7 @@ from pragma_ncu.coder.moves import (
     grid_size,
     launch_bounds,
     readonly,
+    row_team,
     smem_pad,
     split_reduction,
     unroll,
@@ -27,6 +28,8 @@ from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    split_reduction.MOVE,
+    row_team.MOVE,
     vectorize.MOVE,
     coarsen.MOVE,
     readonly.MOVE,
@@ -34,7 +37,6 @@ MOVES: tuple[Move, ...] = (
     launch_bounds.MOVE,
     fast_math.MOVE,
     cache_policy.MOVE,
-    split_reduction.MOVE,
     block_size.MOVE,
     grid_size.MOVE,
 )

@@ -177,17 +177,22 @@ def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,
 
 
 def launch_of(launch: Mapping[str, Any], kept: Sequence[Applied]) -> dict[str, Any]:
-    """The launch table with the kept moves' grid and block: a grid a move recomputes
-    (coarsen's, split_reduction's, grid_size's) first, then block_size's (the block size as a
-    knob wherever it was written as a number, inside that grid too), so that they compose."""
+    """The launch table with the kept moves' grid and block: a launch a move writes whole
+    (coarsen's, split_reduction's, grid_size's grid; row_team's grid and block) first, then
+    block_size's (the block size as a knob wherever it was written as a number, inside that
+    grid too), so that they compose."""
     out = copy.deepcopy(dict(launch))
-    for a in sorted(kept, key=lambda a: a.block is not None):
-        if a.block is None and a.grid is not None:
+    knob_only = [a for a in kept if a.block is not None and a.grid is None]  # block_size
+    for a in kept:
+        if a.grid is not None:
             out["grid"] = list(a.grid)
-        elif a.block is not None:
-            number = re.compile(rf"\b{out['block'][0].strip()}\b")
-            out["grid"] = [number.sub(a.block[0], g) for g in out["grid"]]
-            out["block"] = list(a.block)
+            if a.block is not None:
+                out["block"] = list(a.block)
+    for a in knob_only:
+        assert a.block is not None
+        number = re.compile(rf"\b{out['block'][0].strip()}\b")
+        out["grid"] = [number.sub(a.block[0], g) for g in out["grid"]]
+        out["block"] = list(a.block)
     return out
 
 

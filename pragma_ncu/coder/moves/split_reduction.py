@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pragma_ncu import syntax as ts
+from pragma_ncu.coder.moves import dealing
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
 from pragma_ncu.syntax import element as el
@@ -57,8 +58,7 @@ ON = f"{KNOB} != 1"
 SLOTS = 1024  # a slot a thread for its part: the block's size where the spec writes it as a
 # number (the rewrite then holds that size), else the most threads a block has
 MAX_ACCUMULATORS = 4
-LOCAL = "pncu_"  # the prefix of the names the rewrite declares
-BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+LOCAL = dealing.LOCAL
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _reduction(subject: Subject) -> Reduction | str:
     found = el.element(subject.kernel)
     if isinstance(found, str):
         return found
-    why = _kernel_unfit(subject, found)
+    why = dealing.kernel_unfit(subject, found)
     if why:
         return why
     body = ts.body(subject.kernel)
@@ -122,6 +122,10 @@ def _reduction(subject: Subject) -> Reduction | str:
     inductions = st.inductions(loop)
     if isinstance(inductions, str):
         return inductions
+    if ts.walks_contiguous(loop, inductions, _pointers(subject), body, found.name):
+        return ("the loop walks contiguous addresses (a row): parts blockDim / SPLIT threads "
+                "apart would not read them together; a team of adjacent threads would "
+                "(row_team)")
     driven = {i.name for i in inductions}
     body_of, stepping = loop.child_by_field_name("body"), st.steps(loop)
     changed = {ts.text(t) for n in ts.walk(body_of) if (t := ts.assigned(n)) is not None
@@ -190,26 +194,6 @@ def _carried(subject: Subject, found: el.Element, before: list[Node], inside: di
                     "(only the accumulators and values that need nothing of the element are "
                     "carried past the loop)")
     return tuple(sorted(carried, key=lambda d: d.start_byte))
-
-
-def _kernel_unfit(subject: Subject, found: el.Element) -> str:
-    for fn in subject.reached():
-        for n in ts.walk(ts.body(fn)):
-            if n.type == "identifier" and ts.text(n).startswith(LOCAL):
-                return f"the kernel has names of its own that begin with {LOCAL}"
-            if ts.is_shared(n):
-                return "the kernel has shared memory of its own"
-            if n.type == "call_expression" and ts.text(
-                    n.child_by_field_name("function")).startswith(ts.SYNCING):
-                return "the kernel synchronizes threads (barriers, shuffles or votes)"
-            if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
-                    n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
-                return (f"the kernel reads {ts.text(n)} outside its element index: each "
-                        "thread's place would change")
-    if ts.indentation(subject.data, found.decl.start_byte) is None or \
-            ts.indentation(subject.data, found.guard.start_byte) is None:
-        return "the element index or its guard does not start its own line"
-    return ""
 
 
 def _before_unfit(subject: Subject, before: list[Node]) -> str:
@@ -325,7 +309,8 @@ def _edits(subject: Subject, r: Reduction, slots: int) -> tuple[Edit, ...]:
         brace = guard.child_by_field_name("consequence").children[0]
         edits.append(Edit(guard.start_byte, brace.end_byte,
                           tpl.when(ON, opening, decode(data[guard.start_byte:brace.end_byte]))))
-    edits += _step_edits(data, r, split, found.early)
+    edits += dealing.step_edits(data, r.loop, r.inductions, ON, f"{LOCAL}part", split,
+                                "    " if found.early else "")  # (the work is indented)
     edits.append(Edit(r.loop.end_byte, r.loop.end_byte,
                       tpl.insert(ON, _combine(r, indent, in_range, split, slots))))
     if found.early:
@@ -351,33 +336,6 @@ def _index(data: bytes, found: el.Element, indent: str) -> Edit:
                       f"threadIdx.x % {outputs};"))
     return Edit(decl.start_byte, decl.end_byte,
                 tpl.when(ON, on, decode(data[decl.start_byte:decl.end_byte])))
-
-
-def _step_edits(data: bytes, r: Reduction, split: str, early: bool) -> list[Edit]:
-    """Each part starts its variables `part` steps on and steps them SPLIT times as far: in
-    the loop's header where they start there, else in a statement right above the loop."""
-    part = f"{LOCAL}part"
-    edits, offsets = [], []
-    for i in r.inductions:
-        one = i.step == "1"
-        far = split if one else tpl.literal(f"({i.step}) * ") + split
-        edits.append(Edit(i.update.start_byte, i.update.end_byte, tpl.when(
-            ON, tpl.literal(f"{i.name} {i.sign}= ") + far, ts.text(i.update))))
-        moved = part if one else f"{part} * ({i.step})"
-        if i.start is not None:
-            first = ts.text(i.start) if i.start.type in ("identifier", "number_literal") else \
-                f"({ts.text(i.start)})"
-            edits.append(Edit(i.start.start_byte, i.start.end_byte, tpl.when(
-                ON, tpl.literal(f"{first} {i.sign} {moved}"), ts.text(i.start))))
-        else:
-            offsets.append(f"{i.name} {i.sign}= {moved};")
-    if offsets:
-        lead = ts.indentation(data, r.loop.start_byte) or ""
-        indent = lead + ("    " if early else "")  # an early guard's work is indented
-        line = r.loop.start_byte - len(lead.encode())
-        edits.append(Edit(line, line, tpl.insert(ON, tpl.literal(
-            "".join(f"{indent}{o}\n" for o in offsets)))))
-    return edits
 
 
 def _combine(r: Reduction, indent: str, in_range: str, split: str, slots: int) -> str:

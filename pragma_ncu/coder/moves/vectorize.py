@@ -24,7 +24,8 @@ tail, and misaligned pointers). The grid's first dimension G becomes ceil_div(G,
 is the source and the launch as written.
 
 It leaves alone a kernel that synchronizes, has shared memory of its own, reads the thread or
-block indices outside its element index, or whose work returns, breaks out or changes i.
+block indices outside its element index, or whose work loops (VEC elements' loops one after
+another, and their accesses VEC apart across the warp), returns, breaks out or changes i.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pragma_ncu import syntax as ts
+from pragma_ncu.coder.moves import dealing
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject, decode
 from pragma_ncu.syntax import element as el
@@ -41,8 +43,7 @@ KNOB = "PNCU_VEC"
 ON = f"{KNOB} != 1"
 VALUES = (1, 2, 4, 8, 16)
 MOST_BYTES = 32  # a thread's elements of one array: two 16-byte accesses at the most
-LOCAL = "pncu_"  # the prefix of the names the rewrite declares
-BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+LOCAL = dealing.LOCAL
 COMPARISONS = ("<", "<=", ">", ">=")
 CONDITIONAL = ("if_statement", "conditional_expression", "switch_statement", *ts.LOOPS)
 VEC = "@VEC@"  # the knob's value in the plain text below
@@ -77,7 +78,7 @@ def apply(subject: Subject) -> Applied | Refused:
     if isinstance(found, str):
         return Refused(NAME, found)
     work = found.work(ts.body(subject.kernel))
-    why = _kernel_unfit(subject, found) or _work_unfit(found, work)
+    why = dealing.kernel_unfit(subject, found) or _work_unfit(found, work)
     if why:
         return Refused(NAME, why)
     bound = _bound(found)
@@ -99,29 +100,11 @@ def apply(subject: Subject) -> Applied | Refused:
 
 # --- reading ---------------------------------------------------------------------------------
 
-def _kernel_unfit(subject: Subject, found: el.Element) -> str:
-    for fn in subject.reached():
-        for n in ts.walk(ts.body(fn)):
-            if n.type == "identifier" and ts.text(n).startswith(LOCAL):
-                return f"the kernel has names of its own that begin with {LOCAL}"
-            if ts.is_shared(n):
-                return "the kernel has shared memory of its own"
-            if n.type == "call_expression" and ts.text(
-                    n.child_by_field_name("function")).startswith(ts.SYNCING):
-                return "the kernel synchronizes threads (barriers, shuffles or votes)"
-            if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
-                    n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
-                return (f"the kernel reads {ts.text(n)} outside its element index: a thread's "
-                        "other elements would see another value")
-    data = subject.data
-    if ts.indentation(data, found.decl.start_byte) is None or \
-            ts.indentation(data, found.guard.start_byte) is None:
-        return "the element index or its guard does not start its own line"
-    return ""
-
-
 def _work_unfit(found: el.Element, work: list[Node]) -> str:
     for n in (n for w in work for n in ts.walk(w)):
+        if n.type in ts.LOOPS:
+            return ("the element's work loops (a reduction or a walk): a thread's elements "
+                    "would run it one after another, their other accesses VEC apart")
         if n.type in ("return_statement", "goto_statement") and not ts.enclosing(
                 n, ts.FUNCTION_SCOPES, found.guard.parent):
             return "the element's work returns or jumps (a thread's other elements would not run)"

@@ -1,0 +1,67 @@
+"""What the moves that change which thread does what share: the checks that a kernel of one
+thread per element lets its threads be re-mapped (`kernel_unfit`), and dealing a loop's
+iterations out to several threads (`step_edits`: part p of PARTS starts each variable the loop
+steps p steps on and steps it PARTS times as far). `split_reduction`, `row_team` and
+`vectorize` use them.
+"""
+
+from __future__ import annotations
+
+from pragma_ncu import syntax as ts
+from pragma_ncu.coder.moves import template as tpl
+from pragma_ncu.coder.moves.base import Edit, Node, Subject
+from pragma_ncu.syntax import element as el
+from pragma_ncu.syntax import loops as st
+
+LOCAL = "pncu_"  # the prefix of the names the rewrites declare
+BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+def kernel_unfit(subject: Subject, found: el.Element) -> str:
+    """Why the kernel's threads cannot be re-mapped ('' when they can): names of the moves'
+    own prefix, shared memory or synchronization of its own, the thread or block indices read
+    outside the element index, an index or guard that does not start its own line."""
+    for fn in subject.reached():
+        for n in ts.walk(ts.body(fn)):
+            if n.type == "identifier" and ts.text(n).startswith(LOCAL):
+                return f"the kernel has names of its own that begin with {LOCAL}"
+            if ts.is_shared(n):
+                return "the kernel has shared memory of its own"
+            if n.type == "call_expression" and ts.text(
+                    n.child_by_field_name("function")).startswith(ts.SYNCING):
+                return "the kernel synchronizes threads (barriers, shuffles or votes)"
+            if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
+                    n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
+                return (f"the kernel reads {ts.text(n)} outside its element index: each "
+                        "thread's place would change")
+    if ts.indentation(subject.data, found.decl.start_byte) is None or \
+            ts.indentation(subject.data, found.guard.start_byte) is None:
+        return "the element index or its guard does not start its own line"
+    return ""
+
+
+def step_edits(data: bytes, loop: Node, inductions: tuple[st.Induction, ...], on: str,
+               part: str, parts: str, indent: str = "") -> list[Edit]:
+    """Where `on` holds, each variable the loop steps starts `part` steps on and steps `parts`
+    (template text) times as far: in the loop's header where it starts there, else in a
+    statement right above the loop (indented by `indent` more than the loop's line)."""
+    edits, offsets = [], []
+    for i in inductions:
+        one = i.step == "1"
+        far = parts if one else tpl.literal(f"({i.step}) * ") + parts
+        edits.append(Edit(i.update.start_byte, i.update.end_byte, tpl.when(
+            on, tpl.literal(f"{i.name} {i.sign}= ") + far, ts.text(i.update))))
+        moved = part if one else f"{part} * ({i.step})"
+        if i.start is not None:
+            first = ts.text(i.start) if i.start.type in ("identifier", "number_literal") else \
+                f"({ts.text(i.start)})"
+            edits.append(Edit(i.start.start_byte, i.start.end_byte, tpl.when(
+                on, tpl.literal(f"{first} {i.sign} {moved}"), ts.text(i.start))))
+        else:
+            offsets.append(f"{i.name} {i.sign}= {moved};")
+    if offsets:
+        lead = ts.indentation(data, loop.start_byte) or ""
+        line = loop.start_byte - len(lead.encode())
+        edits.append(Edit(line, line, tpl.insert(on, tpl.literal(
+            "".join(f"{lead}{indent}{o}\n" for o in offsets)))))
+    return edits
