@@ -15,7 +15,10 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
 4. moves    the source moves (pragma_ncu.coder.moves) that the best's top findings call for,
             that fit its source and were not tried yet (DRAM traffic below the roofline
             calling for the moves of exposed latency): cheap, so they come before any LLM
-            rewrite, and while one is left the run does not stop for want of patience.
+            rewrite, and while one is left the run does not stop for want of patience. Below
+            the target with no finding's move left and no LLM, the generic moves that fit and
+            were not tried (a team per row, vector access, coarsening, the block size) come
+            before a stop.
 5. rewrite  structural guidance from the compendium's strategies for the top bottleneck; with
             no LLM the run stops there and the trace says what a rewrite would have tried.
 """
@@ -28,9 +31,17 @@ from dataclasses import dataclass, replace
 from pragma_ncu.coder.moves.base import KNOB_PREFIX
 from pragma_ncu.conductor import analysis
 from pragma_ncu.conductor.accept import UNDECIDED
+from pragma_ncu.conductor.fixes import named_fixes
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.measure.records import Bullet, Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.measure.records import (
+    Bullet,
+    Decision,
+    KernelState,
+    MoveChoice,
+    MoveTrial,
+    RangeChange,
+)
 from pragma_ncu.measure.roofline import MEMORY
 from pragma_ncu.spec.model import Param
 
@@ -46,6 +57,11 @@ MOVE_MIN_SCORE = 0.1
 # roofline"), so the moves that put more bytes in flight answer it as they answer exposed
 # memory latency. At the roofline (where the run stops) only fewer bytes help.
 BELOW_ROOFLINE_ALSO = {"memory_bandwidth": "memory_latency"}
+# The moves that restructure whatever holds a kernel below its roofline, tried (in this order)
+# when the findings call for no move that is left: the issue's "several elements per thread,
+# wider accesses, a team per row" are answers to more than the one finding that names them.
+GENERIC_MOVES = ("row_team", "vectorize", "coarsen", "block_size")
+GENERIC = "below the target"  # the finding a generic move is tried for
 
 
 @dataclass(frozen=True)
@@ -94,6 +110,7 @@ class Situation:
     interval: tuple[float, float] | None = None  # the speedup's confidence interval
     noise_pct: float | None = None
     moves: tuple[MoveOption, ...] = ()  # the source moves, read against the best's source
+    trials: tuple[MoveTrial, ...] = ()  # what became of every move tried so far, this round's
 
 
 def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
@@ -112,7 +129,17 @@ def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = N
                 or (None if far else _retune(situation, policy, base))
                 or _moves(situation, policy, base) or far
                 or _rewrite(situation, policy, base))
-    return _naming_the_noise(situation, decision)
+    return _explained(situation, policy, _naming_the_noise(situation, decision))
+
+
+def _explained(s: Situation, policy: Policy, decision: Decision) -> Decision:
+    """A stop below the target lists each fix the diagnosis named and what became of it."""
+    frac = s.best.ceiling_fraction
+    if decision.action != "stop" or (frac is not None and frac >= policy.target_fraction):
+        return decision
+    return replace(decision, fixes=named_fixes(s.diagnosis, s.moves, s.trials,
+                                               BELOW_ROOFLINE_ALSO, MOVE_FINDINGS,
+                                               MOVE_MIN_SCORE))
 
 
 def _naming_the_noise(s: Situation, decision: Decision) -> Decision:
@@ -159,7 +186,7 @@ def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
                      f"{100 * policy.target_fraction:.0f}%): little is left to gain",
                      llm_note=_note(s, policy))
     idle = _rounds_without_gain(s)
-    if idle >= policy.patience and not called_moves(s):
+    if idle >= policy.patience and not called_moves(s) and not fallback_moves(s, policy):
         return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "
                      "improvement", llm_note=_note(s, policy))
     return None
@@ -208,12 +235,28 @@ def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
 
 
 def _moves(s: Situation, policy: Policy, base: Decision) -> Decision | None:
-    chosen = _within(called_moves(s), s.moves, policy.move_points)
+    called = called_moves(s)
+    chosen = _within(called or fallback_moves(s, policy), s.moves, policy.move_points)
     if not chosen:
         return None
     what = "; ".join(f"{c.move} (for {c.finding})" for c in chosen)
-    return _with(base, "moves", f"apply the source moves the profile calls for: {what}",
-                 moves=chosen)
+    why = "the source moves the profile calls for" if called else (
+        "the generic moves not tried yet (no move the findings call for is left, and the best "
+        "is below the target)")
+    return _with(base, "moves", f"apply {why}: {what}", moves=chosen)
+
+
+def fallback_moves(s: Situation, policy: Policy) -> tuple[MoveChoice, ...]:
+    """Below the target, with no move the findings call for left and no LLM to rewrite: the
+    generic moves that fit the best's source and were not tried, in GENERIC_MOVES' order."""
+    frac = s.best.ceiling_fraction
+    if s.round == 0 or policy.llm or called_moves(s) or \
+            (frac is not None and frac >= policy.target_fraction):
+        return ()
+    tried = {c.move for d in s.history for c in d.moves}
+    options = {m.name: m for m in s.moves}
+    return tuple(MoveChoice(name, GENERIC, options[name].why) for name in GENERIC_MOVES
+                 if name in options and options[name].applies and name not in tried)
 
 
 def called_moves(s: Situation) -> tuple[MoveChoice, ...]:

@@ -31,6 +31,7 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         **_compute_summary(ctx),
         "ceiling_fraction": st.best.ceiling_fraction,
         "stop_reason": stop_reason or st.records[-1].decision.reason,
+        "fixes": list(st.records[-1].decision.fixes),
         **too_noisy(st.records),
         "llm": ctx.llm_label,
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens

@@ -135,15 +135,16 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     if outcome.acceptance.accepted and outcome.candidate is not None and variant is not None:
         best_after, diagnosis, best_variant = outcome.candidate, outcome.diagnosis, variant
     got = outcome.acceptance
+    trials: tuple[MoveTrial, ...] = ()
+    if plan.moves is not None:
+        trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
     situation = Situation(
         number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
         got.reason, got.speedup, diagnosis, _params_of(ctx, st, best_after, variant),
         outcome.failure, outcome.failure_text, st.history, got.outcome, got.interval,
-        got.noise_pct, moves=_move_options(ctx, best_variant, best_after, diagnosis))
+        got.noise_pct, moves=_move_options(ctx, best_variant, best_after, diagnosis),
+        trials=(*(t for r in st.records for t in r.moves), *trials))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
-    trials: tuple[MoveTrial, ...] = ()
-    if plan.moves is not None:
-        trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,

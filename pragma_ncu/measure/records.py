@@ -151,6 +151,9 @@ class Decision:
     speedup_interval: tuple[float, float] | None = None  # of speedup_vs_best, 95%
     noise_pct: float | None = None  # the larger noise of the two side-by-side re-tests
     moves: tuple[MoveChoice, ...] = ()  # moves: the source moves to apply, and why
+    # a stop below the target: each fix the diagnosis named, and the move that tried it (with
+    # its measured effect) or why none could
+    fixes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,7 +170,8 @@ class Decision:
                "citations": tuple(Citation(**c) for c in data.get("citations") or ()),
                "speedup_interval": (tuple(data["speedup_interval"])
                                     if data.get("speedup_interval") else None),
-               "moves": tuple(MoveChoice(**c) for c in data.get("moves") or ())})
+               "moves": tuple(MoveChoice(**c) for c in data.get("moves") or ()),
+               "fixes": tuple(data.get("fixes") or ())})
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ def summary_lines(run_id: str, summary: dict[str, Any]) -> list[str]:
              f"best from round {summary.get('best_round')} ({summary.get('best_variant')}) at "
              f"{summary.get('best_params')}",
              f"stopped: {summary.get('stop_reason')}"]
+    if summary.get("fixes"):
+        lines.append("the fixes the diagnosis named:")
+        lines += [f"  - {fix}" for fix in summary["fixes"]]
     if summary.get("too_noisy"):
         lines.append(f"undecided: {summary['too_noisy']}")
     if summary.get("moves_tried"):

@@ -16,6 +16,8 @@ from pragma_ncu.backends import diagnose_in
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant
 from pragma_ncu.conductor.rules import (
+    GENERIC,
+    GENERIC_MOVES,
     MOVE_MIN_SCORE,
     MoveOption,
     Policy,
@@ -111,10 +113,33 @@ def test_a_register_limited_walk_gets_the_register_cap_then_launch_bounds() -> N
     assert [c.finding for c in after.moves] == ["occupancy_registers", "memory_latency"]
 
 
-def test_each_move_is_tried_once_and_then_the_run_stops_without_an_llm() -> None:
+def test_each_move_is_tried_once_then_the_generic_ones_and_the_run_stops_explained() -> None:
+    """After the moves the findings call for, below the target: the generic moves that fit,
+    each once, then a stop that says what became of each fix the diagnosis named."""
+    history: tuple[Decision, ...] = (decide(situation("dependent_rows"), Policy(),
+                                            knowledge()),)
+    called = [c.move for c in history[0].moves]
+    generic: list[str] = []
+    for number in range(1, 8):
+        d = decide(situation("dependent_rows", number, history), Policy(max_rounds=10),
+                   knowledge())
+        if d.action == "stop":
+            break
+        assert d.action == "moves" and {c.finding for c in d.moves} == {GENERIC}, d.reason
+        assert "the generic moves not tried yet" in d.reason
+        generic += [c.move for c in d.moves]
+        history += (d,)
+    assert d.action == "stop" and "no parameter move or source move" in d.reason
+    fits = {m.name for m in read("dependent_rows")[1] if m.applies}
+    assert generic == [m for m in GENERIC_MOVES if m in fits and m not in called]
+    assert d.fixes and d.fixes[0].startswith(read("dependent_rows")[0].findings[0].title)
+    assert "unroll" in d.fixes[0]  # the move the top finding called for, and its fate
+
+
+def test_the_generic_moves_wait_for_the_target_and_for_the_called_ones() -> None:
     first = decide(situation("dependent_rows"), Policy(), knowledge())
-    again = decide(situation("dependent_rows", 1, (first,)), Policy(), knowledge())
-    assert again.action == "stop" and "no parameter move or source move" in again.reason
+    at = decide(situation("dependent_rows", 1, (first,), fraction=0.95), Policy(), knowledge())
+    assert at.action == "stop" and not at.fixes  # at the target: nothing to explain
 
 
 def test_moves_rounds_do_not_spend_patience_while_moves_are_left() -> None:
@@ -127,7 +152,9 @@ def test_moves_rounds_do_not_spend_patience_while_moves_are_left() -> None:
     assert called_moves(s)  # launch_bounds is left (unroll was tried)
     d = decide(s, Policy(patience=2), knowledge())
     assert d.action == "moves" and [c.move for c in d.moves] == ["launch_bounds"]
-    s = situation("dependent_rows", 3, (tune, cap, moves))  # nothing left to try
+    generic = Decision(3, "moves", "", moves=tuple(MoveChoice(m, GENERIC, "")
+                                                   for m in GENERIC_MOVES))
+    s = situation("dependent_rows", 4, (tune, cap, moves, generic))  # nothing left to try
     d = decide(s, Policy(patience=2), knowledge())
     assert d.action == "stop" and "without a verified" in d.reason
 
