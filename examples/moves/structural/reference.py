@@ -14,7 +14,7 @@ def _f64(a):
 
 def gelu_tanh(x, n):
     x = _f64(x)
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x * x * x)))
 
 
 def scale_bias_rows(x, gamma, beta, R, C):
