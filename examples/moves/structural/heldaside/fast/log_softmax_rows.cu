@@ -17,6 +17,17 @@ static __device__ __forceinline__ void absorb(float& m, float& s, float v)
     }
 }
 
+// the same for four values: one comparison and at most one rescale per float4
+static __device__ __forceinline__ void absorb4(float& m, float& s, float4 v)
+{
+    const float mv = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
+    if (mv > m) {
+        s *= expf(m - mv);
+        m = mv;
+    }
+    s += (expf(v.x - m) + expf(v.y - m)) + (expf(v.z - m) + expf(v.w - m));
+}
+
 static __device__ __forceinline__ void warp_merge(float& m, float& s)
 {
 #pragma unroll
@@ -44,13 +55,7 @@ log_softmax_rows_fast(const float* __restrict__ x, float* __restrict__ out, int 
     float m = -FLT_MAX, s = 0.0f;
     if (vec) {
         const float4* x4 = reinterpret_cast<const float4*>(xr);
-        for (int i = lane; i < C4; i += 32) {
-            const float4 v = x4[i];
-            absorb(m, s, v.x);
-            absorb(m, s, v.y);
-            absorb(m, s, v.z);
-            absorb(m, s, v.w);
-        }
+        for (int i = lane; i < C4; i += 32) absorb4(m, s, x4[i]);
     } else {
         for (int j = lane; j < C; j += 32) absorb(m, s, xr[j]);
     }
