@@ -1,0 +1,77 @@
+// softmax_rows_fast: out[r, :] = softmax(x[r, :]).
+// Hand-written fast version of ../softmax_rows.cu: one warp per row (8 rows per 256-thread
+// block); one read of the row keeps a running (max, sum) per lane (the sum rescaled when the
+// max grows), the lanes' pairs are merged by shuffles, and a second read writes
+// exp(x - max) / sum with float4 stores. Rows not 16-byte aligned use scalar accesses.
+#include <stdint.h>
+#include <float.h>
+
+// (m, s) absorbs v: s = sum exp(. - m) over what it has seen. m starts at -FLT_MAX, never
+// -inf, so that merging two empty pairs gives 0 * exp(0) rather than NaN.
+static __device__ __forceinline__ void absorb(float& m, float& s, float v)
+{
+    if (v > m) {
+        s = s * expf(m - v) + 1.0f;
+        m = v;
+    } else {
+        s += expf(v - m);
+    }
+}
+
+// the same for four values: one comparison and at most one rescale per float4
+static __device__ __forceinline__ void absorb4(float& m, float& s, float4 v)
+{
+    const float mv = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
+    if (mv > m) {
+        s *= expf(m - mv);
+        m = mv;
+    }
+    s += (expf(v.x - m) + expf(v.y - m)) + (expf(v.z - m) + expf(v.w - m));
+}
+
+static __device__ __forceinline__ void warp_merge(float& m, float& s)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const float mo = __shfl_xor_sync(0xffffffffu, m, off);
+        const float so = __shfl_xor_sync(0xffffffffu, s, off);
+        const float mn = fmaxf(m, mo);
+        s = s * expf(m - mn) + so * expf(mo - mn);
+        m = mn;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+softmax_rows_fast(const float* __restrict__ x, float* __restrict__ out, int N, int C)
+{
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= N) return;  // a whole warp leaves together; no block-wide barrier below
+    const float* xr = x + (size_t)row * C;
+    float* orow = out + (size_t)row * C;
+    const bool vec = (C & 3) == 0 &&
+        ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(out)) & 15) == 0;
+    const int C4 = C >> 2;
+
+    float m = -FLT_MAX, s = 0.0f;
+    if (vec) {
+        const float4* x4 = reinterpret_cast<const float4*>(xr);
+        for (int i = lane; i < C4; i += 32) absorb4(m, s, x4[i]);
+    } else {
+        for (int j = lane; j < C; j += 32) absorb(m, s, xr[j]);
+    }
+    warp_merge(m, s);
+    const float inv = 1.0f / s;
+
+    if (vec) {
+        const float4* x4 = reinterpret_cast<const float4*>(xr);
+        float4* o4 = reinterpret_cast<float4*>(orow);
+        for (int i = lane; i < C4; i += 32) {
+            const float4 v = x4[i];
+            o4[i] = make_float4(expf(v.x - m) * inv, expf(v.y - m) * inv,
+                                expf(v.z - m) * inv, expf(v.w - m) * inv);
+        }
+    } else {
+        for (int j = lane; j < C; j += 32) orow[j] = expf(xr[j] - m) * inv;
+    }
+}
