@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Issue 26 on a GPU machine, in one device call: `tune --no-llm` with the source moves on every
-# calibration kernel (examples/moves/*.cu), every held-out one (examples/moves/heldout/*.cu) and
-# every bundled plain example (examples/*.cu), as two parallel streams, one per GPU:
-#   bash tools/gpu_moves_check.sh OUT [NAME ...]     (NAME: only these kernels, e.g. a rerun)
+# Issues 26 and 34 on a GPU machine, in one device call: `tune --no-llm` with the source moves on
+# every calibration kernel (examples/moves/*.cu), every held-out one (examples/moves/heldout/*.cu),
+# every bundled plain example (examples/*.cu) and the structural sets (examples/moves/structural/
+# and its heldaside/, each kernel's hand-written version in fast/ timed beside it by `bench`), as
+# parallel streams, one per GPU:
+#   bash tools/gpu_moves_check.sh OUT [NAME ...]     (NAME: only these kernels, or these sets)
 # Each kernel: `pragma-ncu tune --kernel K --shape S --no-llm` at its first shape (the spec's
 # others verified only), with the rounds, the points per round, the seconds of a round's search
 # and of one measurement capped (ROUNDS, BUDGET, ROUND_S, MEASURE_S), one run store per kernel,
@@ -52,9 +54,14 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
             timeout -s INT -k 10 "$PER_KERNEL" \
             python3 -m pragma_ncu tune --kernel "$kernel" --shape "$shape" --no-llm \
             --rounds "$ROUNDS" --budget "$BUDGET" --time-budget "$ROUND_S" \
-            --timeout "$MEASURE_S" --store "$OUT/runs/$set-$name.sqlite" --format json \
+            --timeout "$MEASURE_S" --store "$OUT/runs/$set-$name.sqlite" --format json ${TUNE_ARGS:-} \
             > "$OUT/results/$set-$name.json" 2> "$OUT/logs/$set-$name.log"
         rc=$?
+        case "$set" in structural|heldaside)  # the hand-written version, at the same shape
+            CUDA_VISIBLE_DEVICES=$((gpu + FIRST_GPU)) PRAGMA_NCU_CACHE=/tmp/pcache-$((gpu + FIRST_GPU)) \
+                timeout -k 10 90 python3 -m pragma_ncu bench --kernel "$(dirname "$kernel")/fast/$(basename "$kernel")" \
+                --shape "$shape" --format json > "$OUT/results/$set-$name.fast.json" 2>> "$OUT/logs/$set-$name.log";;
+        esac
         echo "$set $name $rc $((SECONDS - t0)) gpu$gpu" >> "$OUT/walls.txt"
         echo "gpu$gpu $set $name: exit $rc in $((SECONDS - t0)) s"
         python3 tools/moves_table.py --traces "$OUT/runs/$set-$name.sqlite" \
@@ -65,4 +72,5 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
 for ((g = 0; g < GPUS; g++)); do stream "$g" & done
 wait
 echo "all streams done in $((SECONDS - start)) s"
-python3 tools/moves_table.py "$OUT" | tee "$OUT/table.md"
+python3 tools/moves_table.py "$OUT" > "$OUT/table.md"
+python3 tools/moves_table.py --structural "$OUT" | tee "$OUT/structural.md"

@@ -7,7 +7,10 @@ speedup of the calibration set (the issue's acceptance asks >= 1.5x).
                                                   # (a later OUT's kernels replace an earlier's)
     python3 tools/moves_table.py --docs OUT ...   # the same, for docs/tune.md (no walls)
     python3 tools/moves_table.py --list [NAME ...]  # the kernels the script runs: set path
-                                                    # shape (only those NAMEd, when given)
+                                                    # shape (only those NAMEd, or the whole
+                                                    # of each set NAMEd, when given)
+    python3 tools/moves_table.py --structural OUT   # the structural sets beside their
+                                                    # hand-written versions (bench's times)
     python3 tools/moves_table.py --traces STORE STEM   # write STEM.{md,html,json} of its run
 
 A run killed by its time limit still has the rounds it finished; a kernel with no trace is a
@@ -31,7 +34,10 @@ from pragma_ncu.loop.results import moves_won  # noqa: E402
 from pragma_ncu.measure.records import RoundRecord  # noqa: E402
 
 SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout"),
-        ("blind", "examples/moves/blind"), ("example", "examples"))
+        ("blind", "examples/moves/blind"), ("example", "examples"),
+        ("structural", "examples/moves/structural"),
+        ("heldaside", "examples/moves/structural/heldaside"))
+STRUCTURAL = ("structural", "heldaside")  # each kernel beside a hand-written one in fast/
 HEADERS = ("kernel", "set", "baseline → best µs", "speedup", "% of roofline", "moves that won",
            "moves tried", "stop reason", "wall s")
 
@@ -116,11 +122,75 @@ def table(outs: Path | list[Path], docs: bool = False) -> str:
     return "\n".join(lines)
 
 
+def structural(outs: list[Path]) -> str:
+    """Each structural kernel: naive (tune's baseline) -> tuned, the hand-written version's
+    time (bench at the same shape, OUT/results/<set>-<name>.fast.json), tuned / hand-written,
+    the moves that won; the geometric mean of tuned / hand-written per set."""
+    traces: dict[tuple[str, str], Path] = {}
+    fast: dict[tuple[str, str], Path] = {}
+    for out in outs:
+        for file in sorted((out / "traces").glob("*.json")):
+            set_name, _, name = file.stem.partition("-")
+            traces[(set_name, name)] = file
+        for file in sorted((out / "results").glob("*.fast.json")):
+            set_name, _, name = file.name.removesuffix(".fast.json").partition("-")
+            fast[(set_name, name)] = file
+    lines = ["| kernel | set | naive µs | tuned µs | hand-written µs | naive / hand | tuned / "
+             "hand | moves that won |", "|" + "---|" * 8]
+    ratios: dict[str, list[float]] = {}
+    for set_name, path, _ in kernels():
+        if set_name not in STRUCTURAL:
+            continue
+        name = Path(path).name.split(".")[0]
+        file, hand = traces.get((set_name, name)), fast.get((set_name, name))
+        records = [RoundRecord.from_json(r) for r in json.loads(file.read_text())["rounds"]] \
+            if file is not None else []
+        base = records[0].best_after if records else None
+        best = next((r.best_after for r in reversed(records) if r.best_after), None)
+        hand_us = _bench_us(hand) if hand is not None else None
+        cells = [name, set_name, _us(base.objective_us if base else None),
+                 _us(best.objective_us if best else None), _us(hand_us)]
+        if base and best and hand_us:
+            ratio = best.objective_us / hand_us
+            ratios.setdefault(set_name, []).append(ratio)
+            cells += [f"{base.objective_us / hand_us:.2f}×", f"{ratio:.2f}×",
+                      ", ".join(moves_won(records, best.round)) or "none"]
+        else:
+            cells += ["—", "—", "no result" if not records else "no hand-written time"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for set_name, values in ratios.items():
+        lines.append(f"Geometric mean of tuned / hand-written, {set_name}: "
+                     f"{statistics.geometric_mean(values):.2f}× over {len(values)} kernels.")
+    return "\n".join(lines)
+
+
+def _bench_us(path: Path) -> float | None:
+    """The median time of the first timed shape of a `bench --format json` report."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    rows = data.get("rows") or data.get("shapes") or []
+    for r in rows:
+        value = r.get("median_us") or r.get("time_us")
+        if value:
+            return float(value)
+    return None
+
+
+def _us(value: float | None) -> str:
+    return f"{value:,.2f}" if value else "—"
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--list"]:
         names = set(argv[1:])
-        print("\n".join(" ".join(k) for k in kernels()
-                        if not names or Path(k[1]).name.split(".")[0] in names))
+        print("\n".join(" ".join(k) for k in kernels() if not names or k[0] in names
+                        or Path(k[1]).name.split(".")[0] in names))
+        return 0
+    if argv[:1] == ["--structural"] and len(argv) >= 2:
+        print(structural([Path(a) for a in argv[1:]]))
         return 0
     if argv[:1] == ["--traces"] and len(argv) == 3:
         write_traces(Path(argv[1]), Path(argv[2]))

@@ -68,7 +68,7 @@ def test_the_table_reads_the_traces_a_run_leaves(tmp_path: Path) -> None:
     rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
     frames = rows["frames_wsum"]
     assert re.search(r"\| calibration \| (99\.\d\d|100\.\d\d) → ", frames), frames
-    assert "| readonly, unroll | readonly, unroll |" in frames and frames.endswith("| 41 |")
+    assert "| readonly, unroll | readonly, unroll" in frames and frames.endswith("| 41 |")
     speedup = float(frames.split(" | ")[3].rstrip("×"))
     assert 1.9 < speedup < 2.1  # planted 0.55 x 0.9
     assert "no trace (skipped)" in rows["gamma_lut"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
-from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.conductor.rules import GENERIC, Policy
 from pragma_ncu.infra.store import Store
 from pragma_ncu.loop.context import Context, State, TuneOptions
 from pragma_ncu.measure.measurement import Status
@@ -56,7 +56,7 @@ def test_readonly_and_unroll_are_searched_together_and_the_best_is_plain_source(
     done = {(("PNCU_READONLY", 1), ("PNCU_UNROLL", 4)): "bandwidth_ok"}
     st, ctx = run(tmp_path, "frames_wsum", "fused_add_rmsnorm", effects, done)
 
-    assert [r.action for r in st.records] == ["baseline", "moves"]
+    assert [r.action for r in st.records][:2] == ["baseline", "moves"]
     first = st.records[0].decision
     assert first.action == "moves" and [c.move for c in first.moves] == ["readonly", "unroll"]
     assert {c.finding for c in first.moves} == {"memory_latency"}
@@ -70,8 +70,13 @@ def test_readonly_and_unroll_are_searched_together_and_the_best_is_plain_source(
     assert "+extern \"C\" __global__ void frames_wsum(float* out, const float* __restrict__ " \
         "frames, const float* __restrict__ w, int K," in trials["readonly"].diff
     assert "+    #pragma unroll 4" in trials["unroll"].diff
-    # the profile of the new best calls for nothing more: the run stops, the moves say why
-    assert moved.decision.action == "stop"
+    # the profile of the new best calls for nothing more: below the target the generic moves
+    # that fit come next (block_size here, which the simulated build drops), then a stop that
+    # says what became of every fix the diagnosis named
+    assert moved.decision.action == "moves" and moved.decision.reason.startswith(
+        "apply the generic moves")
+    assert {c.finding for r in st.records[1:-1] for c in r.decision.moves} == {GENERIC}
+    assert st.records[-1].decision.action == "stop" and st.records[-1].decision.fixes
     summary = loop.summary(ctx, st)
     assert summary["moves_won"] == ["readonly", "unroll"] and summary["speedup"] > 1.8
     files = loop.write_best(ctx, st, tmp_path / "out")
