@@ -13,6 +13,7 @@ full mask; anything else fails the launch. Blocks run one after another.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -46,11 +47,14 @@ class Kernel:
 
 
 def build(source: str, kernel: str, out: Path, name: str) -> Kernel:
-    """`kernel` of `source` compiled for the CPU into `out/name.so`."""
+    """`kernel` of `source` compiled for the CPU into `out` (once for the same text)."""
     cxx = compiler()
     assert cxx is not None
     text = source + f'\nextern "C" void emu_entry(void** a) {{ emu_invoke(&{kernel}, a); }}\n'
-    src, lib, sched = out / f"{name}.cpp", out / f"{name}.so", out / "sched.o"
+    stem = f"{name}-{hashlib.sha1(text.encode()).hexdigest()[:12]}"
+    src, lib, sched = out / f"{stem}.cpp", out / f"{stem}.so", out / "sched.o"
+    if lib.exists():
+        return _loaded(lib)
     src.write_text(text)
     if not sched.exists():
         subprocess.run([cxx, "-O1", "-std=c++17", "-fPIC", "-c", str(HERE / "sched.cpp"), "-o",
@@ -58,6 +62,10 @@ def build(source: str, kernel: str, out: Path, name: str) -> Kernel:
     subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", "-w", f"-I{HERE / 'include'}",
                     "-include", str(HERE / "emu.h"), "-x", "c++", str(src), "-x", "none",
                     str(sched), "-o", str(lib)], check=True, capture_output=True, text=True)
+    return _loaded(lib)
+
+
+def _loaded(lib: Path) -> Kernel:
     library = ctypes.CDLL(str(lib))
     library.emu_launch.restype = ctypes.c_int
     return Kernel(library)
