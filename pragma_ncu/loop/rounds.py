@@ -18,6 +18,7 @@ from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest
 from pragma_ncu.coder.moves.assemble import base_of, base_variant, is_moves
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
+from pragma_ncu.conductor import ranges
 from pragma_ncu.conductor.accept import Acceptance, accept, judge
 from pragma_ncu.conductor.rules import MoveOption, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
@@ -115,7 +116,8 @@ def baseline(ctx: Context) -> State:
     best, diagnosis = _profiled(ctx, state0, spec, point, 0)
     _store_point(ctx, 0, variant, point, best)
     situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
-                          spec.params, moves=_move_options(ctx, variant, best, diagnosis))
+                          spec.params, moves=_move_options(ctx, variant, best, diagnosis),
+                          reach=_reach(ctx, spec, best))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(0, "baseline", variant.to_json(), _space(spec), {}, None, best, best,
                          decision, wall_s=ctx.backend.clock() - start)
@@ -138,12 +140,14 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     trials: tuple[MoveTrial, ...] = ()
     if plan.moves is not None:
         trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
+    best_spec = _spec_of_best(ctx, st, best_after, variant)
     situation = Situation(
         number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
-        got.reason, got.speedup, diagnosis, _params_of(ctx, st, best_after, variant),
-        outcome.failure, outcome.failure_text, st.history, got.outcome, got.interval,
-        got.noise_pct, moves=_move_options(ctx, best_variant, best_after, diagnosis),
-        trials=(*(t for r in st.records for t in r.moves), *trials))
+        got.reason, got.speedup, diagnosis, best_spec.params, outcome.failure,
+        outcome.failure_text, st.history, got.outcome, got.interval, got.noise_pct,
+        moves=_move_options(ctx, best_variant, best_after, diagnosis),
+        trials=(*(t for r in st.records for t in r.moves), *trials),
+        reach=_reach(ctx, best_spec, best_after))
     decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
@@ -300,10 +304,18 @@ def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
             diagnosis)
 
 
-def _params_of(ctx: Context, st: State, best: KernelState, variant: Variant | None) -> tuple:
+def _spec_of_best(ctx: Context, st: State, best: KernelState,
+                  variant: Variant | None) -> TaskSpec:
     chosen = variant if best is not st.best and variant is not None else st.best_variant
     spec, _ = _evaluator(ctx, st.evaluators, chosen)
-    return spec.params
+    return spec
+
+
+def _reach(ctx: Context, spec: TaskSpec, best: KernelState) -> dict[str, tuple[int, ...]]:
+    """How far each power-of-two knob of the best may go beyond its range: what the device's
+    limits and the spec's restrictions allow at every shape, the others at the best's values."""
+    return ranges.reach(spec, dict(best.params), (*ctx.tuned_shapes, *ctx.check_shapes),
+                        ctx.backend.limits)
 
 
 def _verified_everywhere(evaluations: tuple[Evaluation, ...], point: Point) -> bool:
