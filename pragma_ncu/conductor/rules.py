@@ -310,9 +310,20 @@ def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
         return _with(base, "rewrite", f"the knobs are exhausted and the top bottleneck is "
                      f"{top}: ask the coder for a structural rewrite", guidance=guidance,
                      route="designer")
+    alike = refused_alike(s.moves)
     return _with(base, "stop", "no parameter move or source move the profile calls for is "
-                 "left, and no LLM is configured for a structural rewrite",
+                 "left, and no LLM is configured for a structural rewrite"
+                 + (f" (every source move was refused: {alike})" if alike else ""),
                  llm_note=_note(s, policy, force=True))
+
+
+def refused_alike(moves: Sequence[MoveOption]) -> str:
+    """The one reason every source move was refused for ("" when one fits, or their reasons
+    differ): a kernel no move can read says why, not just that nothing was left."""
+    reasons = {m.reason for m in moves}
+    if len(moves) < 2 or any(m.applies for m in moves) or len(reasons) != 1:
+        return ""
+    return reasons.pop()
 
 
 def retune_moves(params: Sequence[Param], best: dict[str, object],

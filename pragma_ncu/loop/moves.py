@@ -40,6 +40,13 @@ class MovePlan:
 
     @property
     def failure(self) -> str:
+        """Why no move could be applied: each move's reason, or the one they all share."""
+        reasons = {t.reason for t in self.trials}
+        if len(self.trials) > 1 and len(reasons) == 1:
+            statuses = " or ".join(sorted({t.status for t in self.trials}))
+            names = ", ".join(t.move for t in self.trials)
+            return f"no move could be applied: every one ({names}) was {statuses}: " \
+                f"{reasons.pop()}"
         return "no move could be applied: " + "; ".join(
             f"{t.move} {t.status} ({t.reason})" for t in self.trials)
 

@@ -226,7 +226,8 @@ def _variant(ctx: Context, plan: Plan, number: int) -> tuple[Variant | None, tup
                                                                str]:
     if plan.variant is not None:
         return plan.variant, (), ""
-    if plan.moves is not None:
+    if plan.moves is not None:  # said now: a round with no variant ends with no candidate
+        ctx.notice(plan.moves.failure)
         return None, (), plan.moves.failure
     if ctx.coder is None or plan.request is None:
         return None, (), "no coder is configured"
