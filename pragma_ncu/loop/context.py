@@ -4,6 +4,7 @@ The rounds (`rounds`) and the source moves' side of the loop (`moves`) both read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -75,9 +76,20 @@ class State:
 
 def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
     """The spec a variant is built and checked with (the user's own for the original)."""
-    if variant.origin == "original" and not variant.overlay:
-        return ctx.spec
-    spec = variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
-    # an overlay never changes the reference: keep the user's (a spec built in Python imports
-    # its reference function from a folder of its own, not from the spec's)
-    return replace(spec, reference=ctx.spec.reference)
+    return variant_specs(ctx.spec, ctx.base, ctx.run_dir / "variants")(variant)
+
+
+def variant_specs(spec: TaskSpec, tables: dict[str, Any],
+                  workdir: Path) -> Callable[[Variant], TaskSpec]:
+    """The spec of each variant of `spec` (whose TOML tables are `tables`): the user's own for
+    the original, else the variant's overlay laid over the tables, its source written under
+    `workdir`. A run's variants go under its folder (`spec_of`); `pragma-ncu moves` has no run
+    and writes its variants to a folder of its own."""
+    def of(variant: Variant) -> TaskSpec:
+        if variant.origin == "original" and not variant.overlay:
+            return spec
+        made = variant_spec(tables, variant, spec.spec_path, workdir)
+        # an overlay never changes the reference: keep the user's (a spec built in Python
+        # imports its reference function from a folder of its own, not from the spec's)
+        return replace(made, reference=spec.reference)
+    return of
