@@ -7,7 +7,8 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
             back to the coder, a repeated one to a structural rewrite (AKG's routing). Without an
             LLM there is nothing to repair with: the failed variant is dropped.
 2. stop     the round budget is spent, the best is within the target fraction of the memory
-            roofline, or `patience` rounds in a row brought no accepted candidate.
+            roofline, the run's time budget cannot hold another round, or `patience` rounds
+            in a row brought no accepted candidate.
 3. retune   a knob move the profile supports and that was not tried yet: a best value at the
             edge of its range (extend it, in one round, as far as the device and the spec
             allow: conductor.ranges), registers limiting occupancy (add a register cap).
@@ -75,6 +76,7 @@ class Policy:
     # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
     move_points: int | None = None  # the most points a moves round's knobs may span (the
     # search budget): moves beyond it wait for a later round (so exhaustive search still fits)
+    max_time_s: float | None = None  # the whole run's time budget (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class Situation:
     # the values beyond each power-of-two knob's range that the device and the spec allow
     # (conductor.ranges.reach); None: not known, every power of two is proposed
     reach: Mapping[str, tuple[int, ...]] | None = None
+    time_left_s: float | None = None  # of the run's time budget (None: no limit)
+    round_s: float | None = None  # what another round is expected to cost (loop.budget)
 
 
 def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
@@ -188,6 +192,12 @@ def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
                      f"roofline ({roofline_name(s.best)}; target "
                      f"{100 * policy.target_fraction:.0f}%): little is left to gain",
                      llm_note=_note(s, policy))
+    if s.time_left_s is not None and s.round_s is not None and s.time_left_s < s.round_s:
+        limit = f" ({policy.max_time_s:.0f} s)" if policy.max_time_s else ""
+        return _with(base, "stop", f"the time budget{limit} cannot hold another round: "
+                     f"{max(s.time_left_s, 0.0):.0f} s left, and a round takes about "
+                     f"{s.round_s:.0f} s (its re-tests and profile, and a search of a few "
+                     "points, as measured so far)", llm_note=_note(s, policy))
     idle = _rounds_without_gain(s)
     if idle >= policy.patience and not called_moves(s) and not fallback_moves(s, policy):
         return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "

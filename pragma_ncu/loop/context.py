@@ -30,6 +30,7 @@ class TuneOptions:
     search: SearchOptions = field(default_factory=SearchOptions)
     side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test (up to 4x
     # that while the acceptance rule cannot tell the two apart)
+    max_time_s: float | None = None  # the whole run's time budget (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Context:
     llm_label: str = "none"  # model@endpoint, never the key
     notice: Notice = lambda _: None
     progress: Progress | None = None  # each search and re-test as phases (None: lines only)
+    started: float | None = None  # the session's clock when the run began (None: when the
+    # loop starts); the time budget counts from there
 
     @property
     def tuned_shapes(self) -> tuple[Shape, ...]:
@@ -68,6 +71,15 @@ class State:
     diagnosis: Diagnosis | None
     records: list[RoundRecord]
     evaluators: dict[str, tuple[TaskSpec, Evaluator]] = field(default_factory=dict)
+    spent_before_s: float = 0.0  # a resumed run: what its finished rounds took before
+
+    def time_left(self, ctx: Context) -> float | None:
+        """Seconds left of the run's time budget (None: no limit)."""
+        limit = ctx.options.max_time_s
+        if limit is None:
+            return None
+        started = ctx.started if ctx.started is not None else ctx.backend.clock()
+        return limit - (ctx.backend.clock() - started + self.spent_before_s)
 
     @property
     def history(self) -> tuple[Decision, ...]:
