@@ -22,6 +22,7 @@ from pragma_ncu.infra.store import Store
 from pragma_ncu.loop import budget
 from pragma_ncu.loop.context import Context, State, TuneOptions
 from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
+from pragma_ncu.report.trace import search_line
 from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import RETEST
 from pragma_ncu.search.results import Budget, Evaluation
@@ -143,6 +144,10 @@ def test_a_run_stops_when_its_time_cannot_hold_another_round(tmp_path: Path) -> 
     assert any(n.startswith("time: ") and "this search may take" in n for n in notices)
     assert {"search", "retest", "side_by_side", "profile"} <= set(st.records[1].phases)
     assert {"retest", "check", "profile"} <= set(st.records[0].phases)
+    # the trace says where each round's time went; a search cut to its share walks TPE
+    line = search_line(st.records[1])
+    assert line.startswith("strategy tpe; evaluated 4,") and "side by side" in line
+    assert search_line(st.records[0]).startswith("no search ran; the round ")
 
 
 def test_without_a_time_budget_the_same_run_goes_on(tmp_path: Path) -> None:
