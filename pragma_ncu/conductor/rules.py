@@ -61,7 +61,7 @@ BELOW_ROOFLINE_ALSO = {"memory_bandwidth": "memory_latency"}
 # The moves that restructure whatever holds a kernel below its roofline, tried (in this order)
 # when the findings call for no move that is left: the issue's "several elements per thread,
 # wider accesses, a team per row" are answers to more than the one finding that names them.
-GENERIC_MOVES = ("row_team", "vectorize", "coarsen", "block_size")
+GENERIC_MOVES = ("row_team", "vectorize", "vectorize_loops", "coarsen", "block_size")
 GENERIC = "below the target"  # the finding a generic move is tried for
 
 

@@ -194,9 +194,9 @@ def _arrays(subject: Subject, loop: Node, var: str, place: Node) -> list[Array] 
             continue  # stored under a test that changes: its elements stay one by one
         if fits:
             type_text, size = types[base]
+            guard = next(iter(guards)) if guards else ""
             out.append(Array(base, type_text, size, first, tuple(n for n, *_ in uses),
-                             any(ld for _, _, ld, _ in uses), stores,
-                             next(iter(guards)) if guards else ""))
+                             any(ld for _, _, ld, _ in uses), stores, guard or ""))
     if not out:
         return "no array it reads or writes only as p[E + j] through a pointer of known type"
     return out
