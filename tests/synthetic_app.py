@@ -58,6 +58,27 @@ def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
     return out.getvalue()
 
 
+def reordered(text: str, order: str) -> str:
+    """A CSV page with its columns moved, as another ncu version or a spreadsheet may write
+    it: "reversed" keeps the first column (ID, or Line No of a source page) first and reverses
+    the others, "rotated" moves the first column last, "drop:NAME" leaves the column NAME out.
+    The rows of two cells or fewer (a source page's File Path and Function Name) stay."""
+    rows = list(csv.reader(io.StringIO(text)))
+    header = next(row for row in rows if len(row) > 2)
+    width = len(header)
+    if order == "reversed":
+        columns = [0, *range(width - 1, 0, -1)]
+    elif order == "rotated":
+        columns = [*range(1, width), 0]
+    else:
+        columns = [i for i in range(width) if header[i] != order.removeprefix("drop:")]
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(
+        [[(row + [""] * width)[i] for i in columns] if len(row) > 2 else row  # short rows
+         for row in rows])
+    return out.getvalue()
+
+
 def write_side(folder: Path, launches: list[Launch], gz: bool = True) -> Path:
     """A folder side holding the raw page of `launches` (raw.csv.gz, or raw.csv)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from pragma_ncu.profile.csv_reader import dump_pages
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import LIGHT_METRICS, csv_launches
 from pragma_ncu.profile.read import ReportError, read_csv_file, read_csv_folder, read_launches
+from tests.synthetic_app import reordered
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus" / "default" / "first"
@@ -55,7 +56,7 @@ def test_a_raw_page_file_alone_and_bad_pages(tmp_path):
     launches = read_launches(raw, load_settings())
     assert len(launches.profile.kernels) == 47
     assert launches.full([0])[0] == read_csv_file(raw).kernels[0]
-    with pytest.raises(ValueError, match="no ID header"):
+    with pytest.raises(ValueError, match="header has no 'ID' and 'Kernel Name' column"):
         csv_launches("a,b\n1,2\n", "")
     with pytest.raises(ValueError, match="details"):
         csv_launches(page(CORPUS, "raw"), "x,y\n1,2\n")
@@ -77,6 +78,18 @@ def test_a_truncated_row_is_an_error_naming_it_in_both_reads():
         csv_launches(cut, "")
     with pytest.raises(ValueError, match="record 4 of the raw page"):
         dump_pages(cut, "")
+
+
+@pytest.mark.parametrize("order", ["reversed", "rotated"])
+def test_pages_with_their_columns_in_another_order_read_the_same(tmp_path, order):
+    """Issue 35: columns are found by their header's name in every page and both reads."""
+    folder = PROFILES / "layernorm"  # its source rows all fit the header
+    for name in ("raw", "details", "source"):
+        (tmp_path / f"{name}.csv").write_text(reordered(page(folder, name), order))
+    whole = read_csv_folder(folder)
+    assert read_csv_folder(tmp_path).kernels == whole.kernels
+    assert whole.kernels[0].hotspots  # the source page was read
+    assert read_launches(tmp_path, load_settings()).full([0])[0] == whole.kernels[0]
 
 
 # --- ncu_report's two passes, on a fake module ---------------------------------------------------
