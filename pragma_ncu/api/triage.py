@@ -13,7 +13,7 @@ from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.spec.model import ParamValue, TaskSpec
-from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
+from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, check_threshold
 from pragma_ncu.triage.engine import triage as compare
 from pragma_ncu.triage.load import is_source, measure_side, read_side
 from pragma_ncu.triage.report import Side, TriageError, TriageReport
@@ -32,7 +32,9 @@ def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRE
     `run:ID` of the run store `store`, or a kernel (a source with its spec, `spec` or the .toml
     beside it, or a .toml spec) profiled and timed now at `shape` with `params`, then timed
     `repeats` more times. `kernel` narrows to one kernel (or pairs OLD=NEW). Raises
-    TriageError (a PragmaError) for a bad side or nothing in common."""
+    TriageError (a PragmaError) for a bad side or nothing in common, UsageError for a
+    threshold that is not a finite percentage (checked before any side is read)."""
+    check_threshold(threshold)
     settings = settings_or_default(settings)
     options = ProfileOptions(params=dict(params or {}), arch=arch, source=True,
                              timeout_s=timeout, repeats=repeats)

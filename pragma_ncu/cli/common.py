@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +26,8 @@ class CommandError(click.ClickException):
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
-        # click declares exit_code a class variable but reads it from the instance
-        self.exit_code = status  # type: ignore[misc]
+        # some click versions declare exit_code a class variable; all read it from the instance
+        self.exit_code = status  # type: ignore[misc,unused-ignore]
 
 
 def click_error(exc: PragmaError) -> click.ClickException:
@@ -77,6 +78,25 @@ class ContractGroup(click.Group):
             raise CommandError(f"internal error, a bug in pragma-ncu ({type(exc).__name__}: "
                                f"{exc}); please report it with the output of `pragma-ncu "
                                "--traceback ...`", ExitStatus.INTERNAL) from None
+
+
+class Number(click.FloatRange):
+    """A float option: a finite number within its range. click's FloatRange lets "nan"
+    through (it fails every comparison, so no bound rejects it) and "inf" where there is no
+    upper bound: `triage --threshold nan` judged nothing a regression and exited 0."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number (expected {self._describe_range()})",
+                      param, ctx)
+        return number
+
+
+SECONDS = Number(min=0, min_open=True)  # a timeout or a budget in seconds
 
 
 def load_task(kernel: Path, spec: Path | None) -> TaskSpec:

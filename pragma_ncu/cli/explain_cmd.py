@@ -9,7 +9,7 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.api.application import Application
-from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.common import Number, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
 from pragma_ncu.report.application import (
@@ -27,7 +27,7 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 @click.option("--kernel", "kernel_name", help="Explain only this kernel (name or part of it).")
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
-@click.option("--ceiling-gbps", type=float,
+@click.option("--ceiling-gbps", type=Number(min=0, min_open=True),
               help="Memory ceiling for the roofline (default: the measured copy ceiling the "
               "profile recorded, else one this machine measured on the same GPU model, else a "
               "copy's practical 85% of ncu's DRAM peak).")

@@ -7,6 +7,7 @@ results speak to) comes from the target that owns the side's recorded collector.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from pragma_ncu import backends
 from pragma_ncu.backends import diagnose_in
-from pragma_ncu.backends.base import Target
+from pragma_ncu.backends.base import Target, UsageError
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.causes import (
@@ -42,8 +43,17 @@ from pragma_ncu.triage.report import (
 )
 
 DEFAULT_THRESHOLD_PCT = 5.0
+MAX_THRESHOLD_PCT = 1000.0  # a slowdown of 11x: beyond it no threshold is a gate
 PAIRED_BY_NAME = "paired by --kernel OLD=NEW"
 ONE_SIDE_EXPLAINED = 6  # kernels on one side only given their own top cause, costliest first
+
+
+def check_threshold(threshold_pct: float) -> None:
+    """A threshold is a finite percentage from 0 to MAX_THRESHOLD_PCT: at NaN no slowdown
+    exceeds it, and a gate that can never fail is no gate."""
+    if not (math.isfinite(threshold_pct) and 0 <= threshold_pct <= MAX_THRESHOLD_PCT):
+        raise UsageError(f"threshold {threshold_pct!r}: expected a percentage from 0 to "
+                         f"{MAX_THRESHOLD_PCT:g}", option="--threshold")
 
 
 def triage(base: Side, new: Side, knowledge: Knowledge, *,
@@ -52,7 +62,9 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     """Compare every kernel group BASE and NEW have in common. `kernel` keeps only kernels of
     that name (or part of it) and explains them whatever their verdict, or pairs two names as
     "OLD=NEW"; `by_order` pairs groups by order of first launch instead of by name. Raises
-    TriageError when nothing can be compared."""
+    TriageError when nothing can be compared, UsageError for a threshold that is not a
+    percentage (check_threshold)."""
+    check_threshold(threshold_pct)
     base_name, _, new_name = (kernel or "").partition("=")
     gb = group_launches(select(base, base_name or None), reader(base).launch_duration_us)
     gn = group_launches(select(new, (new_name or base_name) or None),

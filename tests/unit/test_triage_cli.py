@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from pragma_ncu import api
+from pragma_ncu.backends.base import UsageError
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.store import Store
 from pragma_ncu.measure.stats import summarize
@@ -175,3 +177,36 @@ def test_bad_options_are_usage_errors():
     assert result.exit_code == 2
     result = run(FIXTURES / "atomics", FIXTURES / "atomics", "--format", "xml")
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("threshold", ["nan", "NaN", "inf", "-inf", "1e9"])
+def test_a_threshold_that_is_not_a_percentage_is_a_usage_error(threshold):
+    """Issue 35: `--threshold nan` said "no regression at nan%" and exited 0 on a pair that
+    regresses by +11,159% (NaN fails every comparison, so no bound refused it)."""
+    args = (FIXTURES / "bandwidth_ok", FIXTURES / "uncoalesced", "--kernel",
+            "bandwidth_ok=uncoalesced")
+    result = run(*args, "--threshold", threshold)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--threshold'" in result.output
+    assert "no regression" not in result.output
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    ("triage", "--timeout"), ("explain", "--ceiling-gbps"), ("explain", "--timeout"),
+    ("profile", "--timeout"), ("bench", "--timeout"), ("bench", "--budget-ms"),
+    ("tune", "--target"), ("tune", "--time-budget"), ("tune", "--llm-timeout"),
+    ("autotune", "--time-budget"), ("autotune", "--timeout")])
+def test_every_float_option_takes_only_a_finite_number(command, option):
+    args = {"triage": [FIXTURES / "atomics", FIXTURES / "atomics"],
+            "explain": [FIXTURES / "atomics"]}.get(command, ["--kernel", "k.cu"])
+    for value in ("nan", "inf"):
+        result = CliRunner().invoke(cli, [command, *map(str, args), option, value])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '{option}'" in result.output
+
+
+def test_the_library_refuses_them_too():
+    with pytest.raises(UsageError, match="threshold nan"):
+        api.triage(FIXTURES / "atomics", FIXTURES / "atomics", threshold=float("nan"))
+    with pytest.raises(UsageError, match="ceiling -1.0 GB/s"):
+        api.explain(FIXTURES / "atomics", ceiling_gbps=-1.0)
