@@ -9,6 +9,7 @@ import contextlib
 import errno
 import json
 import math
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status
+from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status, io_error
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 
@@ -59,8 +60,10 @@ def user_errors(*also: type[Exception], keep: tuple[type[Exception], ...] = (),
 
 class ContractGroup(click.Group):
     """A command group whose commands keep the exit-code contract whatever they let through:
-    a PragmaError exits with its kind's status, Ctrl-C with 130, and anything else (a bug)
-    with 70 and one line saying so; `--traceback` shows a bug's traceback instead."""
+    a PragmaError exits with its kind's status, Ctrl-C with 130, an I/O error (a file that
+    cannot be written or read, a full disk, standard output) with 2 and one line naming the
+    path and the OS's reason, and anything else (a bug) with 70 and one line saying so;
+    `--traceback` shows a bug's traceback instead. A closed pipe is click's to answer."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -72,12 +75,26 @@ class ContractGroup(click.Group):
             raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
         except PragmaError as exc:
             raise click_error(exc) from None
-        except Exception as exc:
-            if ctx.params.get("traceback") or getattr(exc, "errno", None) == errno.EPIPE:
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
                 raise  # click answers a closed pipe itself
+            _quiet_stdout()
+            raise CommandError(io_error(exc), exit_status(exc)) from None
+        except Exception as exc:
+            if ctx.params.get("traceback"):
+                raise
             raise CommandError(f"internal error, a bug in pragma-ncu ({type(exc).__name__}: "
                                f"{exc}); please report it with the output of `pragma-ncu "
                                "--traceback ...`", ExitStatus.INTERNAL) from None
+
+
+def _quiet_stdout() -> None:
+    """After an I/O error, standard output replaced by a sink if it cannot be flushed, so that
+    the interpreter's last flush does not fail again with a second message."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process exits
 
 
 class Number(click.FloatRange):
