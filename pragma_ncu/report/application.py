@@ -19,6 +19,7 @@ from tabulate import tabulate
 
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
+from pragma_ncu.report import markdown as md
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
@@ -34,6 +35,7 @@ NAME_MIN = 16  # characters of a name kept beside what tells two groups apart
 INDENT = " " * 6
 HEADERS = ["#", "kernel", "launches", "GPU time", "share", "roofline", "saving",
            "app at roofline"]
+NAME_COLUMN = HEADERS.index("kernel")
 
 
 def _cut(text: str, width: int) -> str:
@@ -223,13 +225,17 @@ def overview_markdown(app: Application, profile: Profile, top: int | None = None
     names = _names(app.groups, 200)
     rows = [[*row(i, app, g, names), cause_line(g, 200).removeprefix("cause: ")]
             for i, g in enumerate(shown, 1)]
-    out = [f"### {headline(app, profile)[1]}", "", f"`{profile.report}`", "",
-           tabulate(rows, [*HEADERS, "top cause"], tablefmt="github", disable_numparse=True), ""]
-    tune = [f"- `{g.group.name}` ({g.source}:{g.source_line}): `{' && '.join(g.tune_commands())}`"
-            for g in shown if g.tune_commands()]
+    cells = [[md.cell(md.code(c) if col == NAME_COLUMN else c) for col, c in enumerate(r)]
+             for r in rows]
+    out = [f"### {md.text(headline(app, profile)[1])}", "",
+           md.code(profile.report or "(in memory)"), "",
+           tabulate(cells, [*HEADERS, "top cause"], tablefmt="github", disable_numparse=True),
+           ""]
+    tune = [f"- {md.code(g.group.name)} ({md.code(f'{g.source}:{g.source_line}')}): "
+            f"{md.code(' && '.join(g.tune_commands()))}" for g in shown if g.tune_commands()]
     if tune:
         out += ["To tune a kernel whose source was found:", "", *tune, ""]
-    out += [*_rest(app, len(shown)), *_notes(app)]
+    out += [md.text(line) for line in [*_rest(app, len(shown)), *_notes(app)]]
     return "\n".join(out) + "\n"
 
 
@@ -263,7 +269,8 @@ def groups_text(app: Application, markdown: bool = False) -> str:
     parts = []
     for g in app.groups:
         header = group_header(app, g)
-        head = "\n".join(f"> {line}" for line in header) if markdown else "\n".join(header)
+        head = "\n".join(f"> {md.text(line)}" for line in header) if markdown else \
+            "\n".join(header)
         parts.append(head + "\n\n" + render(g.diagnosis, g.kernel))
     return sep.join(parts)
 

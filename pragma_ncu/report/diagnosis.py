@@ -159,9 +159,9 @@ def _top_evidence(d: Diagnosis) -> list[Evidence]:
 
 
 def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
-    out = [f"## `{kernel.display_name or kernel.name}`", "",
-           f"**Verdict:** {verdict_text(diagnosis)}", "",
-           f"**Roofline:** {roofline_line(diagnosis)}", ""]
+    out = [f"## {md.code(kernel.display_name or kernel.name)}", "",
+           f"**Verdict:** {md.text(verdict_text(diagnosis))}", "",
+           f"**Roofline:** {md.text(roofline_line(diagnosis))}", ""]
     return "\n".join(out + _markdown_sections(diagnosis)) + "\n"
 
 

@@ -34,7 +34,10 @@ def text(value: str) -> str:
 
 def code(value: str) -> str:
     """`value` as a code span, whatever backticks it holds (its fence is longer than any run
-    of them inside, padded with a space where it starts or ends with one)."""
+    of them inside, padded with a space where it starts or ends with one), on one line (a
+    renderer shows a line break in a span as a space; in a heading it would end it). Every
+    name a renderer writes (a kernel, a file, a metric) goes in one: nothing in it is HTML."""
+    value = " ".join(value.splitlines())
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") else ""

@@ -429,7 +429,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, autoescape=autoescape,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(us=fmt_us, pct=fmt_pct, x=fmt_x, num=fmt_num, md_table=md_table,
-                       fence=md.fence, md=md.cell, text=md.text)
+                       fence=md.fence, md=md.cell, text=md.text, code=md.code,
+                       html=md.html_text)
     return env
 
 

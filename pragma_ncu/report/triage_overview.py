@@ -277,7 +277,7 @@ def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bo
     if shown:
         rows = [[*row_cells(i, g, report), g.verdict, cause_text(g)]
                 for i, g in enumerate(shown, 1)]
-        cells = [[md.code(c) if col == 1 else md.cell(c) for col, c in enumerate(row)]
+        cells = [[md.cell(md.code(c)) if col == 1 else md.cell(c) for col, c in enumerate(row)]
                  for row in rows]
         out += [tabulate(cells, [*row_headers(report), "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]

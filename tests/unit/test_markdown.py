@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,10 @@ from pragma_ncu.api import explain, triage
 from pragma_ncu.infra.store import RunRow
 from pragma_ncu.measure.records import RoundRecord
 from pragma_ncu.measure.traces import Trace
+from pragma_ncu.profile.read import read_csv_folder
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report.application import groups_text
+from pragma_ncu.report.application import overview_markdown as app_overview_markdown
 from pragma_ncu.report.diagnosis import explain_markdown
 from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.report.triage import report_markdown
@@ -155,3 +159,48 @@ def test_trace_markdown_is_clean(path: Path) -> None:
     doc = render_markdown(trace)
     assert not problems(doc), problems(doc)
     assert not [b for b in repeated_rules(doc) if "citations" not in b]
+
+
+# --- names in every Markdown output (issue 35) ---------------------------------------------------
+
+HOSTILE = 'k"><img src=x onerror=alert(1)>|`x`'
+
+
+def _only_in_code(doc: str) -> None:
+    """Nothing of a hostile name opens a tag: outside code it is escaped (`\\<img`), inside an
+    HTML line it is entities (problems() checks both)."""
+    assert not problems(doc), problems(doc)
+
+
+def test_explain_markdown_escapes_the_kernel_name() -> None:
+    """Issue 35: `explain --format md` put kernel names in raw (`## \\`NAME\\``)."""
+    kernel, diagnosis = explain(FIXTURES / "profiles" / "uncoalesced").kernels[0]
+    doc = explain_markdown(diagnosis, replace(kernel, name=HOSTILE, display_name=HOSTILE))
+    _only_in_code(doc)
+    assert doc.startswith(f"## {md.code(HOSTILE)}\n")
+
+
+def test_application_markdown_escapes_kernel_and_file_names() -> None:
+    profile = read_csv_folder(FIXTURES / "apps" / "pipeline" / "base")
+    renamed = tuple(replace(k, name=f"{HOSTILE}{k.name}", display_name=f"{HOSTILE}{k.name}",
+                            mangled="") for k in profile.kernels)
+    profile = replace(profile, kernels=renamed, report=f"<script>{HOSTILE}</script>/app")
+    found = explain(profile)
+    assert found.application is not None
+    for doc in (app_overview_markdown(found.application, profile, show_all=True),
+                groups_text(found.application, markdown=True)):
+        _only_in_code(doc)
+
+
+def test_trace_markdown_escapes_kernel_file_and_variant_names() -> None:
+    """Issue 35: `<summary>source of k"><img src=x onerror=...>` in the trace's Markdown."""
+    data = json.loads((ROOT / "docs" / "traces" / "fused_add_rmsnorm-template.h200.json")
+                      .read_text())
+    data["run"].update(kernel=HOSTILE, spec_path=f"/specs/{HOSTILE}.toml",
+                       device=f"<b>{HOSTILE}</b>")
+    for r in data["rounds"]:
+        r["variant"].update(name=HOSTILE, filename=f"{HOSTILE}.cu")
+    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
+    doc = render_markdown(trace)
+    _only_in_code(doc)
+    assert '<summary>source of k"&gt;&lt;img src=x onerror=alert(1)&gt;|`x`.cu</summary>' in doc
