@@ -16,7 +16,7 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.cli.common import SECONDS, Number, emit_json, parse_params, user_errors
-from pragma_ncu.cli.display import progress_display
+from pragma_ncu.cli.display import output_width, progress_display
 from pragma_ncu.infra.errors import exit_status
 from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.junit import error_junit, report_junit
@@ -112,4 +112,6 @@ def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool)
         click.echo(report_markdown(report) if drill else
                    overview_markdown(report, top, show_all), nl=False)
     else:
-        click.echo(report_text(report) if drill else overview_text(report, top, show_all))
+        width = output_width()
+        click.echo(report_text(report, width) if drill else
+                   overview_text(report, top, show_all, width))

@@ -445,7 +445,7 @@ def render_markdown(trace: Trace) -> str:
     """GitHub-flavoured Markdown that also reads well in a terminal."""
     text = sources.printable(  # a source's bytes that are not UTF-8 are shown as U+FFFD
         _environment(autoescape=False).get_template("trace.md.j2").render(**_context(trace)))
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return md.wrap(re.sub(r"\n{3,}", "\n\n", text).strip()) + "\n"
 
 
 def render_html(trace: Trace) -> str:

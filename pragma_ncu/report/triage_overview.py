@@ -8,12 +8,12 @@ pull-request comment); `--kernel NAME` shows a group's full detail instead
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 from tabulate import tabulate
 
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report import terminal
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
@@ -26,7 +26,6 @@ from pragma_ncu.triage.report import (
     TriageReport,
 )
 
-WIDTH = 100
 DEFAULT_TOP = 10
 NAME_MIN = 16
 MAX_LISTED = 6  # added, removed or re-paired groups named before "and N more"
@@ -132,16 +131,17 @@ def shown_groups(report: TriageReport, top: int, show_all: bool) -> list[GroupTr
     return [g for g in report.kernels if g.verdict != UNCHANGED][:top]
 
 
-def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1) -> list[str]:
+def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1,
+              width: int = terminal.DEFAULT_WIDTH) -> list[str]:
     """The table, each row followed by its cause and evidence on an indented line; kernel
-    names are cut so that rows fit WIDTH."""
+    names are cut so that rows fit `width` (down to NAME_MIN characters)."""
     if not groups:
         return []
     rows = [row_cells(i, g, report) for i, g in enumerate(groups, start)]
     headers = row_headers(report)
     others = sum(max(len(row[c]) for row in [headers, *rows]) + 2
                  for c in range(len(headers)) if c != 1)
-    room = max(NAME_MIN, WIDTH - 2 - others - 2)
+    room = max(NAME_MIN, width - 2 - others - 2)
     for row in rows:
         row[1] = _cut(row[1], room)
     table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True).splitlines()
@@ -150,11 +150,12 @@ def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 
         out.append(f"  {line}".rstrip())
         cause = cause_text(g)
         if cause:
-            out.append(_cut(f"       {cause}", WIDTH))
+            out.append(_cut(f"       {cause}", width))
     return out
 
 
-def sections_text(shown: Sequence[GroupTriage], report: TriageReport) -> list[str]:
+def sections_text(shown: Sequence[GroupTriage], report: TriageReport,
+                  width: int = terminal.DEFAULT_WIDTH) -> list[str]:
     """The rows under a heading per verdict: regressions, improvements, those too noisy to
     decide, unchanged (--all)."""
     out: list[str] = []
@@ -167,7 +168,7 @@ def sections_text(shown: Sequence[GroupTriage], report: TriageReport) -> list[st
                              (UNCHANGED, "Unchanged:")):
         groups = [g for g in shown if g.verdict == verdict]
         if groups:
-            out += ["", heading, *rows_text(groups, report, start=number)]
+            out += ["", heading, *rows_text(groups, report, number, width)]
             number += len(groups)
     return out
 
@@ -236,26 +237,24 @@ def _pairing(g: GroupTriage) -> str:
     return f"{names} ({g.match.how}{launch})"
 
 
-def _wrap(lines: Sequence[str], indent: str = "  ") -> list[str]:
-    # Never at a hyphen: a command line in a note must survive copy and paste.
-    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent=indent,
-                                                        break_on_hyphens=False)]
-
-
-def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
-    """The one-screen text view."""
+def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False,
+                  width: int = terminal.DEFAULT_WIDTH) -> str:
+    """The one-screen text view, `width` columns wide (pragma_ncu.report.terminal: prose wrapped
+    at spaces only, so a command line in a note survives copy and paste)."""
+    width = terminal.clamp(width)
     shown = shown_groups(report, top, show_all)
-    out = [side_line("BASE", report.base), side_line("NEW", report.new), *_wrap(headline(report))]
-    out += sections_text(shown, report)
+    out = [side_line("BASE", report.base), side_line("NEW", report.new),
+           *terminal.wrap_all(headline(report), width)]
+    out += sections_text(shown, report, width)
     collapsed = collapsed_line(report, shown)
     membership = membership_lines(report)
     if collapsed or membership:
-        out += ["", *_wrap(collapsed + membership)]
+        out += ["", *terminal.wrap_all(collapsed + membership, width)]
     if report.notes:
         out += [""]
         for n in report.notes:  # a command after ": $ " stays on one line, whole, for copying
             text, _, command = n.partition(COMMAND)
-            out += _wrap([f"note: {text}" + (":" if command else "")])
+            out += terminal.wrap(f"note: {text}" + (":" if command else ""), width)
             out += [f"  $ {command}"] if command else []
     if any(g.detail is not None for g in shown):
         out += ["", "Full detail of one kernel group: --kernel NAME"]
@@ -294,4 +293,4 @@ def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bo
                                                           for c in g.detail.checks)]
                                                    if g.detail.checks else []),
                     "", "</details>"]
-    return "\n".join(out) + "\n"
+    return md.wrap("\n".join(out)) + "\n"

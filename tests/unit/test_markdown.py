@@ -133,14 +133,19 @@ def test_names_keep_their_brackets_and_a_rule_is_named_once() -> None:
     pipeline = triage(FIXTURES / "apps" / "pipeline" / "base",
                       FIXTURES / "apps" / "pipeline" / "new")
     doc = overview_markdown(pipeline)
-    assert "ncu now reports: WorkloadImbalance (est. 7%)." in doc  # was named three times
+    assert "ncu now reports: WorkloadImbalance (est. 7%)." in flat(doc)  # was named 3 times
     assert "<summary>histogram256: regression" in doc
     detail = report_markdown(pipeline)
     assert "## histogram256  [same kernel]  REGRESSION" in detail
-    assert detail.count("ncu now reports: WorkloadImbalance (est. 7%).") == 1
+    assert flat(detail).count("ncu now reports: WorkloadImbalance (est. 7%).") == 1
     divergence = report_markdown(triage(FIXTURES / "regressions" / "divergence" / "base",
                                         FIXTURES / "regressions" / "divergence" / "new"))
     assert "(`for (int it = 0; it < iters; it += 2) {`)" in divergence  # was &lt; in the span
+
+
+def flat(doc: str) -> str:
+    """A document's words one space apart: what it says, whatever its lines' width."""
+    return " ".join(doc.split())
 
 
 @pytest.mark.parametrize("folder", PROFILES, ids=lambda p: p.name)
@@ -204,3 +209,57 @@ def test_trace_markdown_escapes_kernel_file_and_variant_names() -> None:
     doc = render_markdown(trace)
     _only_in_code(doc)
     assert '<summary>source of k"&gt;&lt;img src=x onerror=alert(1)&gt;|`x`.cu</summary>' in doc
+
+
+# --- prose wrapped to 100 columns, tables and code whole (issue 35) -------------------------------
+
+
+def long_prose(doc: str, width: int = md.PROSE_WIDTH) -> list[str]:
+    """Prose lines longer than `width` (outside fenced code, tables, headings and HTML lines)
+    that a break could have shortened: a line held long by one word or code span longer than
+    half the width (a metric formula, a URL) is not one."""
+    out, fenced = [], False
+    for line in doc.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or len(line) <= width or line.lstrip().startswith(("|", "#", "<")):
+            continue
+        if any(len(part) > width // 2 for part in re.findall(r"`[^`]+`|\S+", line)):
+            continue
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_trace_markdown_prose_is_wrapped(path: Path) -> None:
+    """Issue 35: the trace's Markdown had lines of 1,033 characters."""
+    data = json.loads(path.read_text())
+    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
+    doc = render_markdown(trace)
+    assert not long_prose(doc), long_prose(doc)
+    assert max(len(line) for line in doc.splitlines()) > md.PROSE_WIDTH  # tables, code whole
+
+
+def test_explain_and_triage_markdown_prose_is_wrapped() -> None:
+    for kernel, diagnosis in explain(FIXTURES / "profiles" / "uncoalesced").kernels:
+        assert not long_prose(explain_markdown(diagnosis, kernel))
+    pipeline = triage(FIXTURES / "apps" / "pipeline" / "base",
+                      FIXTURES / "apps" / "pipeline" / "new")
+    for doc in (overview_markdown(pipeline, show_all=True), report_markdown(pipeline)):
+        assert not long_prose(doc), long_prose(doc)
+
+
+def test_wrapping_keeps_blocks_spans_and_list_items_whole() -> None:
+    doc = "\n".join(["- item " + "word " * 30 + "- not a list", "> note: " + "q " * 60,
+                     "```", "x " * 80, "```", "| a | " + "y " * 60 + "|",
+                     "text `a span with spaces " + "s" * 20 + "` " + "t " * 40])
+    wrapped = md.wrap(doc)
+    lines = wrapped.splitlines()
+    assert lines[0].startswith("- item") and lines[1].startswith("  ")  # under its text
+    assert not any(line.lstrip().startswith("- not") for line in lines)  # no new list item
+    assert any(line.startswith("> q") for line in lines)  # a quote goes on as a quote
+    assert "x " * 80 in wrapped and "| a | " + "y " * 60 + "|" in wrapped  # code, table whole
+    assert "`a span with spaces " + "s" * 20 + "`" in wrapped  # a span is never broken
+    unquoted = [" ".join(re.sub(r"(?m)^> ?", "", d).split()) for d in (wrapped, doc)]
+    assert unquoted[0] == unquoted[1]  # only line breaks (and a quote's markers) changed
