@@ -8,6 +8,7 @@ from pathlib import Path
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import load, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
+from pragma_ncu.infra import sources
 from pragma_ncu.infra.progress import Notice, Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.store import DEFAULT_NAME
@@ -16,7 +17,7 @@ from pragma_ncu.spec.model import ParamValue, TaskSpec
 from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, check_threshold
 from pragma_ncu.triage.engine import triage as compare
 from pragma_ncu.triage.load import is_source, measure_side, read_side
-from pragma_ncu.triage.report import Side, TriageError, TriageReport
+from pragma_ncu.triage.report import Side, TriageReport
 
 
 @checked
@@ -57,6 +58,5 @@ def _side(target: str, role: str, spec: Path | None, shape: str | None,
 def _task(target: Path, spec: Path | None) -> TaskSpec:
     """The spec of a kernel side: a .toml names its kernel; a source uses `spec` or the .toml
     beside it."""
-    if not target.is_file():
-        raise TriageError(f"no such file: {target}")
+    sources.require_file(target)
     return load(target, None if target.suffix == ".toml" else spec)

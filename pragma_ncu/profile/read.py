@@ -116,11 +116,22 @@ ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), an ncu CSV page (.csv, .
             "folder of them")
 
 
+NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of every Nsight Compute report
+
+
 def _check_ncu_rep(path: Path) -> None:
     """Only an .ncu-rep goes to ncu: another profiler's report (.nsys-rep, .qdrep), an
-    image or a text file is not one, and saying that ncu is missing would mislead."""
+    image or a text file is not one, and saying that ncu is missing would mislead; nor is an
+    empty file, or one named .ncu-rep that does not start as a report does (NCU_REP_MAGIC)."""
     if path.suffix != ".ncu-rep":
         raise ReportError(f"{path}: not a report: expected {ACCEPTED}")
+    with path.open("rb") as file:
+        head = file.read(len(NCU_REP_MAGIC))
+    if not head:
+        raise ReportError(f"{path}: not a report: the file is empty (an interrupted `ncu -o`?)")
+    if head != NCU_REP_MAGIC:
+        raise ReportError(f"{path}: not a report: an Nsight Compute report starts with "
+                          f"{NCU_REP_MAGIC!r}, this file with {head!r}")
 
 
 def _dump(path: Path, ncu: NcuInfo, settings: Settings, reader: str
