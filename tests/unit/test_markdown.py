@@ -157,11 +157,15 @@ def test_explain_markdown_is_clean(folder: Path) -> None:
         assert not repeated_rules(doc), repeated_rules(doc)
 
 
+def rendered(data: dict) -> str:
+    """The Markdown of a trace recorded as JSON (docs/traces)."""
+    return render_markdown(Trace(RunRow(**data["run"]),
+                                 tuple(RoundRecord.from_json(r) for r in data["rounds"])))
+
+
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_trace_markdown_is_clean(path: Path) -> None:
-    data = json.loads(path.read_text())
-    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
-    doc = render_markdown(trace)
+    doc = rendered(json.loads(path.read_text()))
     assert not problems(doc), problems(doc)
     assert not [b for b in repeated_rules(doc) if "citations" not in b]
 
@@ -205,8 +209,7 @@ def test_trace_markdown_escapes_kernel_file_and_variant_names() -> None:
                        device=f"<b>{HOSTILE}</b>")
     for r in data["rounds"]:
         r["variant"].update(name=HOSTILE, filename=f"{HOSTILE}.cu")
-    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
-    doc = render_markdown(trace)
+    doc = rendered(data)
     _only_in_code(doc)
     assert '<summary>source of k"&gt;&lt;img src=x onerror=alert(1)&gt;|`x`.cu</summary>' in doc
 
@@ -234,9 +237,7 @@ def long_prose(doc: str, width: int = md.PROSE_WIDTH) -> list[str]:
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_trace_markdown_prose_is_wrapped(path: Path) -> None:
     """Issue 35: the trace's Markdown had lines of 1,033 characters."""
-    data = json.loads(path.read_text())
-    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
-    doc = render_markdown(trace)
+    doc = rendered(json.loads(path.read_text()))
     assert not long_prose(doc), long_prose(doc)
     assert max(len(line) for line in doc.splitlines()) > md.PROSE_WIDTH  # tables, code whole
 
