@@ -35,7 +35,8 @@ class Launch:
 def recorded_page(path: Path = CORPUS_PAGE) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """Header, units row and the recorded rows by kernel name of a raw page."""
     rows = list(csv.reader(io.StringIO(gzip.decompress(path.read_bytes()).decode())))
-    return rows[0], rows[1], {row[4]: row for row in rows[2:]}
+    name = rows[0].index("Kernel Name")  # columns by name, as the readers find them
+    return rows[0], rows[1], {row[name]: row for row in rows[2:]}
 
 
 def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
@@ -47,7 +48,7 @@ def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
     writer.writerows([header, units])
     for i, launch in enumerate(launches):
         row = list(by_name[launch.like])
-        row[0], row[4] = str(i), launch.mangled or launch.name
+        row[col["ID"]], row[col["Kernel Name"]] = str(i), launch.mangled or launch.name
         for metric in _DURATIONS:
             if metric in col:
                 row[col[metric]] = f"{launch.duration_ns:.0f}"

@@ -172,8 +172,9 @@ def test_demangling_through_cxxfilt():
 # --- a .ncu-rep through a stand-in ncu_report, end to end (subprocesses included) -------------
 
 FAKE_NCU_REPORT = '''
-"""A stand-in for ncu's ncu_report module (tests only): a "report" is a JSON list of actions,
-each {"name", "metrics": {name: [value, unit]}}; every metric read is logged beside it."""
+"""A stand-in for ncu's ncu_report module (tests only): a "report" is a report's first bytes
+(NVR and a NUL) then a JSON list of actions, each {"name", "metrics": {name: [value, unit]}};
+every metric read is logged beside it."""
 import json
 
 
@@ -241,7 +242,7 @@ class _Context:
 
 def load_report(path):
     log = open(path + ".read.log", "a")
-    return _Context([_Action(a, log) for a in json.load(open(path))])
+    return _Context([_Action(a, log) for a in json.loads(open(path, "rb").read()[4:])])
 '''
 
 
@@ -262,7 +263,7 @@ def test_an_ncu_rep_is_read_light_then_full_through_ncu_report(tmp_path):
         "gpu__time_duration.sum": [1000.0 + i, "nsecond"], "launch__grid_size": [64, ""],
         "sm__heavy_metric": [float(i), ""]}} for i in range(30)]
     report = tmp_path / "app.ncu-rep"
-    report.write_text(json.dumps(actions))
+    report.write_bytes(b"NVR\x00" + json.dumps(actions).encode())  # starts as a report does
     settings = settings_from({**os.environ, "PRAGMA_NCU_NCU": str(ncu),
                               "PRAGMA_NCU_NCU_PYTHON": str(tmp_path / "py")})
     launches = read_launches(report, settings, reader="ncu_report")

@@ -135,7 +135,7 @@ def assert_input_error(result: Result, *fragments: str) -> None:
 def test_missing_file(tmp_path):
     assert_input_error(run(tmp_path / "nope.ncu-rep", FIXTURES / "atomics"),
                        "BASE", "no such file or folder")
-    assert_input_error(run(FIXTURES / "atomics", tmp_path / "gone.cu"), "no such file")
+    assert_input_error(run(FIXTURES / "atomics", tmp_path / "gone.cu"), "kernel file not found")
 
 
 def test_a_file_that_is_not_a_report(tmp_path):
