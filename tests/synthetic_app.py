@@ -35,7 +35,8 @@ class Launch:
 def recorded_page(path: Path = CORPUS_PAGE) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """Header, units row and the recorded rows by kernel name of a raw page."""
     rows = list(csv.reader(io.StringIO(gzip.decompress(path.read_bytes()).decode())))
-    return rows[0], rows[1], {row[4]: row for row in rows[2:]}
+    name = rows[0].index("Kernel Name")  # columns by name, as the readers find them
+    return rows[0], rows[1], {row[name]: row for row in rows[2:]}
 
 
 def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
@@ -47,7 +48,7 @@ def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
     writer.writerows([header, units])
     for i, launch in enumerate(launches):
         row = list(by_name[launch.like])
-        row[0], row[4] = str(i), launch.mangled or launch.name
+        row[col["ID"]], row[col["Kernel Name"]] = str(i), launch.mangled or launch.name
         for metric in _DURATIONS:
             if metric in col:
                 row[col[metric]] = f"{launch.duration_ns:.0f}"
@@ -55,6 +56,27 @@ def raw_page(launches: list[Launch], page: Path = CORPUS_PAGE) -> str:
             for metric in ("launch__grid_size", "launch__grid_dim_x"):
                 row[col[metric]] = str(launch.grid)
         writer.writerow(row)
+    return out.getvalue()
+
+
+def reordered(text: str, order: str) -> str:
+    """A CSV page with its columns moved, as another ncu version or a spreadsheet may write
+    it: "reversed" keeps the first column (ID, or Line No of a source page) first and reverses
+    the others, "rotated" moves the first column last, "drop:NAME" leaves the column NAME out.
+    The rows of two cells or fewer (a source page's File Path and Function Name) stay."""
+    rows = list(csv.reader(io.StringIO(text)))
+    header = next(row for row in rows if len(row) > 2)
+    width = len(header)
+    if order == "reversed":
+        columns = [0, *range(width - 1, 0, -1)]
+    elif order == "rotated":
+        columns = [*range(1, width), 0]
+    else:
+        columns = [i for i in range(width) if header[i] != order.removeprefix("drop:")]
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(
+        [[(row + [""] * width)[i] for i in columns] if len(row) > 2 else row  # short rows
+         for row in rows])
     return out.getvalue()
 
 

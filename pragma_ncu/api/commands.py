@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from pragma_ncu.api.common import (
     shapes_of,
     target_of,
 )
-from pragma_ncu.backends.base import PoolRequest, ProfileOptions
+from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
@@ -114,7 +115,11 @@ def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: 
     collector that measured it. `kernel` keeps the kernels of that name (or part of it). A
     report of many launches is explained as an application (see `Explanation`); `sources`
     (files, or folders searched recursively; default: the .cu files beside the report) are
-    where its kernels may be defined, to say how to hand one to `init` and `tune`."""
+    where its kernels may be defined, to say how to hand one to `init` and `tune`.
+    `ceiling_gbps`, where given, is a finite number of GB/s above 0 (UsageError)."""
+    if ceiling_gbps is not None and not (math.isfinite(ceiling_gbps) and ceiling_gbps > 0):
+        raise UsageError(f"ceiling {ceiling_gbps!r} GB/s: expected a finite number above 0",
+                         option="--ceiling-gbps")
     settings = settings_or_default(settings)
     launches = Launches.of(report) if isinstance(report, Profile) else _launches_of(
         Path(report), reader, spec, shape, options, settings, progress)

@@ -11,7 +11,8 @@ from typing import cast
 from pragma_ncu import backends
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.backends.base import PoolRequest, Target, UsageError
-from pragma_ncu.infra.errors import SourceError, SpecError
+from pragma_ncu.infra import sources
+from pragma_ncu.infra.errors import SpecError
 from pragma_ncu.infra.progress import Notice
 from pragma_ncu.infra.settings import Settings, load_settings
 from pragma_ncu.pool.runner import Runner
@@ -42,8 +43,7 @@ def _loaded(spec: SpecLike, spec_path: Path | None) -> TaskSpec:
     path = Path(spec)
     if path.suffix == ".toml":
         return load_spec(path)
-    if not path.is_file():
-        raise SourceError(f"kernel file not found: {path}")
+    sources.require_file(path)
     return load_spec(spec_path or spec_path_for(path), path)
 
 

@@ -29,7 +29,9 @@ class Doctor:
 def doctor(*, profile_check: bool = True, settings: Settings | None = None) -> Doctor:
     """Check what this machine has for building, running and profiling kernels, target by
     target (CUDA: cuda-python, the GPU and driver, nvcc, ncu, ncu_report and, with
-    `profile_check`, the permission to read the GPU's counters by a short ncu run)."""
+    `profile_check`, the permission to read the GPU's counters by a short ncu run; CPU: the C
+    and C++ compilers, perf and, with `profile_check`, whether it reads the CPU's counters,
+    and valgrind)."""
     settings = settings_or_default(settings)
     return Doctor(tuple(c for target in backends.targets()
                         for c in target.checks(settings, profile_check)))

@@ -8,15 +8,16 @@ from pathlib import Path
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import load, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
+from pragma_ncu.infra import sources
 from pragma_ncu.infra.progress import Notice, Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.spec.model import ParamValue, TaskSpec
-from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
+from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, check_threshold
 from pragma_ncu.triage.engine import triage as compare
 from pragma_ncu.triage.load import is_source, measure_side, read_side
-from pragma_ncu.triage.report import Side, TriageError, TriageReport
+from pragma_ncu.triage.report import Side, TriageReport
 
 
 @checked
@@ -32,7 +33,9 @@ def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRE
     `run:ID` of the run store `store`, or a kernel (a source with its spec, `spec` or the .toml
     beside it, or a .toml spec) profiled and timed now at `shape` with `params`, then timed
     `repeats` more times. `kernel` narrows to one kernel (or pairs OLD=NEW). Raises
-    TriageError (a PragmaError) for a bad side or nothing in common."""
+    TriageError (a PragmaError) for a bad side or nothing in common, UsageError for a
+    threshold that is not a finite percentage (checked before any side is read)."""
+    check_threshold(threshold)
     settings = settings_or_default(settings)
     options = ProfileOptions(params=dict(params or {}), arch=arch, source=True,
                              timeout_s=timeout, repeats=repeats)
@@ -55,6 +58,5 @@ def _side(target: str, role: str, spec: Path | None, shape: str | None,
 def _task(target: Path, spec: Path | None) -> TaskSpec:
     """The spec of a kernel side: a .toml names its kernel; a source uses `spec` or the .toml
     beside it."""
-    if not target.is_file():
-        raise TriageError(f"no such file: {target}")
+    sources.require_file(target)
     return load(target, None if target.suffix == ".toml" else spec)

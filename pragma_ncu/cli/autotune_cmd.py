@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import SECONDS, emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
@@ -33,7 +33,7 @@ from pragma_ncu.spec.model import TaskSpec
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
 @click.option("--budget", type=int, default=200, show_default=True,
               help="Points to compile and measure at most.")
-@click.option("--time-budget", type=float, help="Seconds the search may take at most.")
+@click.option("--time-budget", type=SECONDS, help="Seconds the search may take at most.")
 @click.option("--top-k", type=int, default=5, show_default=True,
               help="Candidates re-timed with more repetitions before a winner is declared.")
 @click.option("--rounds", type=int, default=2, show_default=True,
@@ -43,7 +43,7 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--incumbent", "incumbent", multiple=True,
               help="The configuration to beat, NAME=VALUE (default: the spec's defaults).")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where to write results (default: pragma-ncu-autotune/<kernel>).")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status
+from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status, io_error
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 
@@ -25,8 +27,8 @@ class CommandError(click.ClickException):
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
-        # click declares exit_code a class variable but reads it from the instance
-        self.exit_code = status  # type: ignore[misc]
+        # some click versions declare exit_code a class variable; all read it from the instance
+        self.exit_code = status  # type: ignore[misc,unused-ignore]
 
 
 def click_error(exc: PragmaError) -> click.ClickException:
@@ -58,8 +60,10 @@ def user_errors(*also: type[Exception], keep: tuple[type[Exception], ...] = (),
 
 class ContractGroup(click.Group):
     """A command group whose commands keep the exit-code contract whatever they let through:
-    a PragmaError exits with its kind's status, Ctrl-C with 130, and anything else (a bug)
-    with 70 and one line saying so; `--traceback` shows a bug's traceback instead."""
+    a PragmaError exits with its kind's status, Ctrl-C with 130, an I/O error (a file that
+    cannot be written or read, a full disk, standard output) with 2 and one line naming the
+    path and the OS's reason, and anything else (a bug) with 70 and one line saying so;
+    `--traceback` shows a bug's traceback instead. A closed pipe is click's to answer."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -71,12 +75,45 @@ class ContractGroup(click.Group):
             raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
         except PragmaError as exc:
             raise click_error(exc) from None
-        except Exception as exc:
-            if ctx.params.get("traceback") or getattr(exc, "errno", None) == errno.EPIPE:
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
                 raise  # click answers a closed pipe itself
+            _quiet_stdout()
+            raise CommandError(io_error(exc), exit_status(exc)) from None
+        except Exception as exc:
+            if ctx.params.get("traceback"):
+                raise
             raise CommandError(f"internal error, a bug in pragma-ncu ({type(exc).__name__}: "
                                f"{exc}); please report it with the output of `pragma-ncu "
                                "--traceback ...`", ExitStatus.INTERNAL) from None
+
+
+def _quiet_stdout() -> None:
+    """After an I/O error, standard output replaced by a sink if it cannot be flushed, so that
+    the interpreter's last flush does not fail again with a second message."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process exits
+
+
+class Number(click.FloatRange):
+    """A float option: a finite number within its range. click's FloatRange lets "nan"
+    through (it fails every comparison, so no bound rejects it) and "inf" where there is no
+    upper bound: `triage --threshold nan` judged nothing a regression and exited 0."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number (expected {self._describe_range()})",
+                      param, ctx)
+        return number
+
+
+SECONDS = Number(min=0, min_open=True)  # a timeout or a budget in seconds
 
 
 def load_task(kernel: Path, spec: Path | None) -> TaskSpec:

@@ -23,6 +23,8 @@ from typing import IO
 from tqdm import tqdm
 
 from pragma_ncu.infra.progress import Advance, Begin, End, Event, Note, Progress
+from pragma_ncu.infra.settings import load_settings
+from pragma_ncu.report import terminal
 
 PREFIX = "  .. "
 STEP = 0.1  # a plain line each time another tenth of a phase's total is done
@@ -214,3 +216,18 @@ class Live:
                     bar.close()
             self.bars.clear()
             self.status = None
+
+
+def output_width(stream: IO[str] | None = None) -> int:
+    """The width a command's text output is laid out to (pragma_ncu.report.terminal): $COLUMNS
+    where set, else the terminal's when standard output is one, else 100 (a file, a pipe, a
+    CI log); never below 60."""
+    stream = stream or sys.stdout
+    columns = load_settings().columns
+    if columns is None:
+        try:
+            if stream.isatty():
+                columns = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):  # not a real stream (a test's)
+            columns = None
+    return terminal.clamp(columns)

@@ -9,8 +9,8 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.api.application import Application
-from pragma_ncu.cli.common import emit_json, user_errors
-from pragma_ncu.cli.display import progress_display
+from pragma_ncu.cli.common import Number, emit_json, user_errors
+from pragma_ncu.cli.display import output_width, progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
 from pragma_ncu.report.application import (
     DEFAULT_TOP,
@@ -27,7 +27,7 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 @click.option("--kernel", "kernel_name", help="Explain only this kernel (name or part of it).")
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
-@click.option("--ceiling-gbps", type=float,
+@click.option("--ceiling-gbps", type=Number(min=0, min_open=True),
               help="Memory ceiling for the roofline (default: the measured copy ceiling the "
               "profile recorded, else one this machine measured on the same GPU model, else a "
               "copy's practical 85% of ncu's DRAM peak).")
@@ -82,11 +82,11 @@ def _emit_application(found: api.Explanation, app: Application, fmt: str, detail
         emit_json({"report": profile.report, "reader": profile.reader,
                    "collection": profile.collection, "application": to_json(app)})
     elif detail or app.group_count == 1:
-        click.echo(groups_text(app, markdown=fmt == "md"))
+        click.echo(groups_text(app, markdown=fmt == "md", width=output_width()))
     elif fmt == "md":
         click.echo(overview_markdown(app, profile, top, show_all), nl=False)
     else:
-        click.echo(overview_text(app, profile, top, show_all))
+        click.echo(overview_text(app, profile, top, show_all, output_width()))
 
 
 def _emit(found: api.Explanation, fmt: str) -> None:
@@ -97,7 +97,8 @@ def _emit(found: api.Explanation, fmt: str) -> None:
                    "kernels": [{"index": k.index, "name": k.name, "mangled": k.mangled,
                                 **d.to_json()} for k, d in found.kernels]})
         return
-    render = explain_markdown if fmt == "md" else explain_text
-    parts = [render(d, k) for k, d in found.kernels]
+    width = output_width()
+    parts = [explain_markdown(d, k) if fmt == "md" else explain_text(d, k, width)
+             for k, d in found.kernels]
     sep = "\n\n" + ("---\n\n" if fmt == "md" else "=" * 78 + "\n\n")
     click.echo(sep.join(parts))

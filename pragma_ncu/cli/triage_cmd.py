@@ -15,21 +15,22 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, parse_params, user_errors
-from pragma_ncu.cli.display import progress_display
+from pragma_ncu.cli.common import SECONDS, Number, emit_json, parse_params, user_errors
+from pragma_ncu.cli.display import output_width, progress_display
 from pragma_ncu.infra.errors import exit_status
 from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.junit import error_junit, report_junit
 from pragma_ncu.report.triage import report_markdown, report_text
 from pragma_ncu.report.triage_overview import DEFAULT_TOP, overview_markdown, overview_text
-from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT
+from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, MAX_THRESHOLD_PCT
 from pragma_ncu.triage.report import TriageReport
 
 
 @click.command("triage")
 @click.argument("base", metavar="BASE")
 @click.argument("new", metavar="NEW")
-@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_PCT,
+@click.option("--threshold", type=Number(min=0, max=MAX_THRESHOLD_PCT),
+              default=DEFAULT_THRESHOLD_PCT,
               show_default=True, help="Slowdown in percent that counts as a regression.")
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "json", "junit"]),
               default="text", show_default=True,
@@ -56,7 +57,7 @@ from pragma_ncu.triage.report import TriageReport
               help="For .cu/.toml sides: timing runs after the profiled one.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("pragma-ncu-triage"),
               show_default=True, help="For .cu/.toml sides: where profiles and timings go.")
-@click.option("--timeout", type=float, default=180.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=180.0, show_default=True,
               help="For .cu/.toml sides: seconds a worker or ncu run may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
               default=Path(DEFAULT_NAME), show_default=True,
@@ -111,4 +112,6 @@ def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool)
         click.echo(report_markdown(report) if drill else
                    overview_markdown(report, top, show_all), nl=False)
     else:
-        click.echo(report_text(report) if drill else overview_text(report, top, show_all))
+        width = output_width()
+        click.echo(report_text(report, width) if drill else
+                   overview_text(report, top, show_all, width))

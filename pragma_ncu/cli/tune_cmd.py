@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import click_error, emit_json, user_errors
+from pragma_ncu.cli.common import SECONDS, Number, click_error, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.infra.errors import ExitStatus
@@ -50,7 +50,7 @@ class MaxTime(click.ParamType):
 @click.option("--resume", "resume_id", help="Continue an interrupted run (id, prefix or 'last').")
 @click.option("--rounds", type=int, default=5, show_default=True,
               help="Rounds after the baseline at most.")
-@click.option("--target", type=float, default=0.9, show_default=True,
+@click.option("--target", type=Number(min=0, min_open=True), default=0.9, show_default=True,
               help="Stop when the best reaches this fraction of the attainable roofline: the "
               "measured copy ceiling, or with the spec's metrics.flops the measured compute "
               "ceiling where that binds.")
@@ -58,7 +58,7 @@ class MaxTime(click.ParamType):
               help="Stop after this many rounds without an accepted candidate.")
 @click.option("--budget", type=int, default=200, show_default=True,
               help="Points to compile and measure per round at most.")
-@click.option("--time-budget", type=float, help="Seconds one round's search may take at most.")
+@click.option("--time-budget", type=SECONDS, help="Seconds one round's search may take at most.")
 @click.option("--max-time", "max_time", type=MaxTime(), default="120", show_default=True,
               help="Seconds the whole run may take: each round's search gets a share of what "
               "is left, and the run stops when that cannot hold another round. 0 or 'none': "
@@ -73,12 +73,12 @@ class MaxTime(click.ParamType):
 @click.option("--llm-base-url", help="An OpenAI-compatible endpoint (default "
               "$PRAGMA_NCU_LLM_BASE_URL); the key comes from $PRAGMA_NCU_LLM_API_KEY.")
 @click.option("--no-llm", is_flag=True, help="Use no LLM even when one is configured.")
-@click.option("--llm-timeout", type=float, default=120.0, show_default=True,
+@click.option("--llm-timeout", type=SECONDS, default=120.0, show_default=True,
               help="Seconds one LLM request may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               default=Path(DEFAULT_NAME), show_default=True, help="The run store.")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--require-gpu", is_flag=True,
               help="Exit with status 3 when no GPU is present (default: check and exit 0).")

@@ -55,7 +55,8 @@ def draft_spec(kernel_path: Path, name: str | None = None, spec_path: Path | Non
 
     `spec_path` defaults to the .toml beside the kernel; `reference` is the library of the
     reference stub written beside the spec (numpy, torch or cupy), or None for none (the
-    kernel itself is then the reference). Raises DraftError for what cannot be drafted.
+    kernel itself is then the reference). Raises DraftError for what cannot be drafted
+    (SourceError for a kernel file that is missing or a directory).
     """
     if reference is not None and reference not in REFERENCE_LIBRARIES:
         raise DraftError(f"reference library {reference!r}: expected one of "
@@ -64,8 +65,7 @@ def draft_spec(kernel_path: Path, name: str | None = None, spec_path: Path | Non
         raise DraftError(f"{kernel_path.name} is a jinja2 template, which is not C/CUDA until it "
                          "is rendered: run init on a rendered instance, then point "
                          "kernel.source at the template and add its variables to [params]")
-    if not kernel_path.is_file():
-        raise DraftError(f"kernel file not found: {kernel_path}")
+    sources.require_file(kernel_path)
     target = target_of(kernel_path)
     facts = parse_source(sources.read(kernel_path), language_of(kernel_path.suffix))
     draft = infer(facts, choose_kernel(facts, target, kernel_path, name), kernel_path, target)

@@ -123,14 +123,29 @@ class DraftError(InputError):
 
 def exit_status(error: BaseException | type[BaseException]) -> ExitStatus:
     """The exit status an error (or a kind of error) means under the contract: its kind for a
-    PragmaError, 130 for an interrupt, 70 (a bug) for anything else."""
+    PragmaError, 130 for an interrupt, 2 for an I/O error the package let through (a file it
+    was told to write or read, standard output: `io_error` says which and why), 70 (a bug) for
+    anything else."""
     kind = error if isinstance(error, type) else type(error)
     for base, status in ((KeyboardInterrupt, ExitStatus.INTERRUPTED),
                          (InputError, ExitStatus.INPUT), (ToolchainError, ExitStatus.ENVIRONMENT),
-                         (KernelFailure, ExitStatus.VERDICT)):
+                         (KernelFailure, ExitStatus.VERDICT), (OSError, ExitStatus.INPUT)):
         if issubclass(kind, base):
             return status
     return ExitStatus.INTERNAL
+
+
+def io_error(error: OSError) -> str:
+    """An I/O error in one line: the path and the OS's reason (`/proc/x/y.html: No such file
+    or directory`); an error without a path is one of writing the output (a full disk under
+    `> out.txt`, /dev/full)."""
+    reason = error.strerror or str(error) or type(error).__name__
+    if error.filename is None:
+        return f"cannot write the output (standard output or another stream): {reason}"
+    where = str(error.filename) + (f" -> {error.filename2}" if error.filename2 else "")
+    return f"{where}: {reason}"
+
+
 class SourceError(InputError):
     """A kernel source cannot be used as given: missing, unreadable or not text; the message
     names the file and what would work."""

@@ -19,6 +19,8 @@ Everything else receives a `Settings` value. Environment variables:
   PATH.
 - PRAGMA_NCU_CXXFILT: the C++ demangler for reports that carry mangled kernel names only;
   default `c++filt` (GNU binutils) or `llvm-cxxfilt` on PATH.
+- COLUMNS: the width text output is laid out to, where set (as terminals and shells set it);
+  else the terminal's, else 100 (pragma_ncu.report.terminal).
 - NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, NVCC_CCBIN, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH:
   read by the compilers themselves; recorded here only so that the compile cache keys on them.
 """
@@ -52,6 +54,8 @@ class Settings:
     # the environment variables that change what a compiler builds (COMPILER_ENV), as set:
     # part of every compile cache key
     compiler_env: tuple[tuple[str, str], ...] = ()
+    columns: int | None = None  # $COLUMNS, where set to a positive number
+
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -109,7 +113,17 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         valgrind=_tool(env.get("PRAGMA_NCU_VALGRIND"), "valgrind"),
         cxxfilt=_tool(env.get("PRAGMA_NCU_CXXFILT"), "c++filt", "llvm-cxxfilt"),
         compiler_env=tuple((k, env[k]) for k in COMPILER_ENV if k in env),
+        columns=_positive(env.get("COLUMNS")),
     )
+
+
+def _positive(text: str | None) -> int | None:
+    """A positive whole number given as text ($COLUMNS), else None."""
+    try:
+        value = int(text or "")
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def _tool(override: str | None, *names: str) -> str | None:

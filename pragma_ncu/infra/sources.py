@@ -19,13 +19,25 @@ from pragma_ncu.infra.errors import SourceError
 _CODEC, _KEEP = "utf-8", "surrogateescape"
 
 
+def require_file(path: Path) -> None:
+    """SourceError unless `path` is a file: one that is missing, and a directory given for
+    a kernel file (`--kernel src/`), are each said for what they are."""
+    if path.is_dir():
+        raise SourceError(f"{path} is a directory, not a kernel file: give the kernel's source "
+                          "file itself (a .cu, .c or .cpp in it)")
+    if not path.is_file():
+        raise SourceError(f"kernel file not found: {path}")
+
+
 def read(path: Path) -> str:
-    """The text of the kernel source at `path`; SourceError when it is missing, unreadable,
-    or not text (it holds NUL bytes, which no C, C++ or CUDA file does: UTF-16, a binary)."""
+    """The text of the kernel source at `path`; SourceError when it is missing, a directory,
+    unreadable, or not text (it holds NUL bytes, which no C, C++ or CUDA file does: UTF-16, a
+    binary)."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise SourceError(f"kernel file not found: {path}") from None
+    except (FileNotFoundError, IsADirectoryError):
+        require_file(path)
+        raise
     except OSError as exc:
         raise SourceError(f"cannot read the kernel source {path}: {exc.strerror or exc}") from None
     if b"\0" in data:

@@ -128,9 +128,29 @@ def classify_check(outputs: tuple[OutputCheck, ...], guard_violations: tuple[tup
         # The small epsilon keeps 0.29 * 100 (= 28.999...) from truncating to 28.
         allowed = math.floor(max_bad_fraction * o.numel + 1e-9)
         if o.bad > allowed:
-            at = "" if o.first_bad is None else (
-                f"; first at index {o.first_bad}: got {o.sample_out}, expected {o.sample_ref}")
-            return Status.WRONG_ANSWER, (
-                f"{o.name}: {o.bad} of {o.numel} elements outside tolerance (allowed {allowed}), "
-                f"max abs err {o.max_abs:.3g}, max rel err {o.max_rel:.3g}{at}")
+            return Status.WRONG_ANSWER, (f"{o.name}: {o.bad} of {o.numel} elements outside "
+                                         f"tolerance (allowed {allowed}), {_mismatch(o)}")
     return Status.OK, ""
+
+
+def _mismatch(o: OutputCheck) -> str:
+    """What is wrong with the elements outside tolerance: a NaN where the other side has a
+    number said as such (NaN must meet NaN; the errors are of the finite elements, so a NaN
+    alone left them at 0), then the largest finite errors where there are any, then the first
+    element that differs."""
+    at = "" if o.first_bad is None else (
+        f"; first at index {o.first_bad}: got {o.sample_out}, expected {o.sample_ref}")
+    first_out, first_ref = (_is_nan(o.sample_out), _is_nan(o.sample_ref))
+    nan = ("the reference returned NaN where the kernel did not (a NaN must meet a NaN: fix "
+           "the reference, or its inputs)" if first_ref and not first_out else
+           "the kernel returned NaN where the reference did not" if first_out and not first_ref
+           else "")
+    if o.max_abs or o.max_rel or not (nan or o.first_bad is not None):
+        errors = f"max abs err {o.max_abs:.3g}, max rel err {o.max_rel:.3g}"
+    else:  # only NaN or infinity mismatches: no finite error to state
+        errors = "" if nan else "no finite element is off: the mismatches are NaN or infinity"
+    return "; ".join(part for part in (nan, errors) if part) + at
+
+
+def _is_nan(value: float | None) -> bool:
+    return value is not None and math.isnan(value)

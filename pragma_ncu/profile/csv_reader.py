@@ -9,6 +9,10 @@ page's units row or the details page's unit column. A details page alone (what `
 the GUI export by default) gives each section's summary metrics under their metric names
 (`DETAILS_METRICS`). CSV values are rounded for display (two decimals, thousands separators),
 so numbers agree with `ncu_report` to that precision.
+
+Columns are found by their header's name, never by position: ncu's column order is not a
+contract (another version, another export, a spreadsheet round trip may move them), and a page
+whose header lacks a column a reader needs is refused naming it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import re
 import shlex
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pragma_ncu.profile.demangle import function_name
@@ -29,7 +34,9 @@ from pragma_ncu.profile.units import to_base
 Executor = Callable[[list[str]], str]  # runs a command, returns its stdout (raises on failure)
 
 log = logging.getLogger(__name__)
-_FIXED_COLUMNS = 11  # ID .. CC, before the metric columns of the raw page
+# The raw page's columns that describe a launch; every other column is a metric.
+FIXED_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+                 "Stream", "Block Size", "Grid Size", "Device", "CC")
 _NUMBER = re.compile(r"^-?[\d,]*\.?\d+(?:[eE][-+]?\d+)?$")
 # Short stall names of the source page -> the reason names used in metric names.
 STALL_COLUMNS = {
@@ -42,6 +49,15 @@ STALL_COLUMNS = {
     "stall_tex": "tex_throttle", "stall_wait": "wait", "stall_gmma": "gmma",
     "stall_warpgroup_arrive": "warpgroup_arrive",
 }
+
+
+class PageError(ValueError):
+    """A CSV page that cannot be read as the page it claims to be; `page` says which ("raw",
+    "details"), so that a reader of a folder can name the file."""
+
+    def __init__(self, page: str, message: str) -> None:
+        super().__init__(message)
+        self.page = page
 
 
 def run_ncu(command: list[str]) -> str:
@@ -68,47 +84,87 @@ def _rows(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO("\n".join(lines))))
 
 
+@dataclass(frozen=True)
+class RawColumns:
+    """Where a raw page's columns are, found by name: the launch's ID, its (mangled) kernel
+    name, and the metric columns (every column that is not one of `FIXED_COLUMNS`)."""
+
+    id: int
+    kernel: int
+    metrics: tuple[int, ...]
+
+
+def raw_columns(header: Sequence[str], units: Sequence[str] | None) -> RawColumns:
+    """A raw page's columns by name; a header without "ID" or "Kernel Name", or without a
+    metric, or a units row (its second row) that does not fit it, is refused naming what is
+    wrong. `units` None: the page has its header and nothing else."""
+    check_columns("raw", header)
+    metrics = tuple(i for i, name in enumerate(header) if name not in FIXED_COLUMNS)
+    if not metrics:
+        raise PageError("raw", f"the raw page's header has {len(header)} columns and no "
+                        "metric among them: not an `ncu --csv --page raw` export")
+    if units is None:
+        raise no_launch_rows()
+    if len(units) != len(header):
+        raise PageError("raw", f"the raw page's second row (the units) has {len(units)} "
+                        f"cells where the header has {len(header)}: a truncated or edited "
+                        f"page; {_export('raw')}")
+    return RawColumns(header.index("ID"), header.index("Kernel Name"), metrics)
+
+
+def check_columns(page: str, header: Sequence[str]) -> None:
+    """A raw or details page names each row's launch ("ID") and kernel ("Kernel Name"): a
+    header without them is refused naming the missing column (the other columns of a details
+    page are read where present)."""
+    missing = [name for name in ("ID", "Kernel Name") if name not in header]
+    if missing:
+        names = " and ".join(f"'{name}'" for name in missing)
+        raise PageError(page, f"the {page} page's header has no {names} column (an `ncu --csv "
+                        f"--page {page}` export has one): {_export(page)}")
+
+
+def _export(page: str) -> str:
+    return f"export it again with `ncu --import R --csv --page {page}`"
+
+
+def no_launch_rows() -> PageError:
+    """A raw page of a header (and units row) only."""
+    return PageError("raw", "the raw page has its header but no launch rows: a report that "
+                     f"profiled no kernel, or an export cut short; {_export('raw')}")
+
+
 def parse_raw(text: str) -> list[dict[str, Any]]:
     """The raw page: a header row, a units row, then one row per profiled kernel."""
     rows = [row for row in _rows(text) if row]
-    if len(rows) < 2 or rows[0][:1] != ["ID"]:
-        raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
-    header, units = rows[0], rows[1]
-    check_raw_header(header, units)
+    if not rows:
+        raise PageError("raw", "the raw page is empty")
+    header = rows[0]
+    columns = raw_columns(header, rows[1] if len(rows) > 1 else None)
+    if len(rows) == 2:
+        raise no_launch_rows()
     for number, row in enumerate(rows[2:], start=3):
         check_raw_row(header, row, number)
-    return [{"id": row[0], "mangled": row[4], "metrics": raw_metrics(header, units, row)}
+    return [{"id": row[columns.id], "mangled": row[columns.kernel],
+             "metrics": raw_metrics(header, rows[1], row, columns.metrics)}
             for row in rows[2:]]
-
-
-def check_raw_header(header: Sequence[str], units: Sequence[str]) -> None:
-    """A raw page's header names the fixed columns, then metrics; its second row gives each
-    column's unit (ncu writes it with or without --print-units base)."""
-    if len(header) <= _FIXED_COLUMNS:
-        raise ValueError(f"the raw page's header has {len(header)} columns, no metric after "
-                         f"the {_FIXED_COLUMNS} fixed ones (ID ... CC): not an `ncu --csv "
-                         "--page raw` export")
-    if len(units) != len(header):
-        raise ValueError(f"the raw page's second row (the units) has {len(units)} cells where "
-                         f"the header has {len(header)}: a truncated or edited page; export it "
-                         "again with `ncu --import R --csv --page raw`")
 
 
 def check_raw_row(header: Sequence[str], row: Sequence[str], number: int) -> None:
     """A launch's row has a cell for every column: a shorter or longer one is a truncated or
     edited page, whose launches would be misread or silently dropped."""
     if len(row) != len(header):
-        raise ValueError(f"record {number} of the raw page has {len(row)} cells where the "
-                         f"header has {len(header)}: a truncated or edited page; export it "
-                         "again with `ncu --import R --csv --page raw`")
+        raise PageError("raw", f"record {number} of the raw page has {len(row)} cells where "
+                        f"the header has {len(header)}: a truncated or edited page; "
+                        f"{_export('raw')}")
 
 
-def raw_metrics(header: list[str], units: list[str], row: Sequence[str] | Mapping[int, str],
-                columns: Iterable[int] | None = None) -> dict[str, list[Any]]:
-    """One raw-page row's metrics in base units ({name: [value, unit]}): every metric column,
-    or only the column indices `columns`."""
+def raw_metrics(header: Sequence[str], units: Sequence[str],
+                row: Sequence[str] | Mapping[int, str], columns: Iterable[int]
+                ) -> dict[str, list[Any]]:
+    """One raw-page row's metrics in base units ({name: [value, unit]}) of the column indices
+    `columns` (`RawColumns.metrics` for every metric)."""
     metrics: dict[str, list[Any]] = {}
-    for i in range(_FIXED_COLUMNS, len(header)) if columns is None else columns:
+    for i in columns:
         value = parse_value(row[i])
         if isinstance(value, float):
             metrics[header[i]] = list(to_base(value, units[i]))
@@ -125,9 +181,7 @@ def parse_details(text: str) -> dict[str, dict[str, Any]]:
     if not rows:
         return out
     header = rows[0]
-    if "Kernel Name" not in header or "ID" not in header:
-        raise ValueError("not an `ncu --csv --page details` export (no ID and Kernel Name "
-                         "columns)")
+    check_columns("details", header)
     for row in rows[1:]:
         if not row or len(row) > len(header):
             continue
@@ -137,7 +191,7 @@ def parse_details(text: str) -> dict[str, dict[str, Any]]:
         _details_metric(entry["metrics"], cell)
         if cell.get("Rule Name"):
             entry["rules"].append({
-                "section": cell["Section Name"], "rule": cell["Rule Name"],
+                "section": cell.get("Section Name", ""), "rule": cell["Rule Name"],
                 "kind": cell.get("Rule Type", ""), "message": cell.get("Rule Description", ""),
                 "speedup": parse_value(cell.get("Estimated Speedup", "")),
                 "speedup_type": cell.get("Estimated Speedup Type", ""), "title": "",
@@ -164,16 +218,21 @@ def parse_source(text: str) -> dict[str, list[dict[str, Any]]]:
         if row[0] in ("File Path", "Function Name") and len(row) >= 2:
             file, function = (row[1], function) if row[0] == "File Path" else (file, row[1])
             continue
-        if row[0] == "Line No":
+        if "Line No" in row:
             header = row
             continue
-        if header and row[0].isdigit():
+        line_at = header.index("Line No") if header else 0
+        if header and len(row) > line_at and row[line_at].isdigit():
             out.setdefault(function, []).append(_source_row(file, header, row))
     return out
 
 
 def _source_row(file: str, header: list[str], row: list[str]) -> dict[str, Any]:
-    cells = dict(zip(header[4:], row[4:], strict=False))
+    """One source line's row, its cells by column name. Two columns are named "Source": the
+    line's text, and the SASS of the instruction rows below it ("-" on a line's row)."""
+    cells = dict(zip(header, row, strict=False))
+    cells["Source"] = next((cell for name, cell in zip(header, row, strict=False)
+                            if name == "Source" and cell != "-"), "")
     values: dict[str, float] = {}
     samples = parse_value(cells.get("Warp Stall Sampling (All Samples)", ""))
     if isinstance(samples, float):
@@ -185,8 +244,9 @@ def _source_row(file: str, header: list[str], row: list[str]) -> dict[str, Any]:
         value = parse_value(cells.get(column, ""))
         if isinstance(value, float) and value:
             values[f"smsp__pcsamp_warps_issue_stalled_{reason}"] = value
-    text = row[1] if not row[1].startswith("<") else ""  # "<Unable to open source file>"
-    return {"file": file, "line": int(row[0]), "values": values, "text": text.strip()}
+    text = cells.get("Source", "")
+    text = text if not text.startswith("<") else ""  # "<Unable to open source file>"
+    return {"file": file, "line": int(cells["Line No"]), "values": values, "text": text.strip()}
 
 
 def page_command(ncu: str, report: str, page: str) -> list[str]:
@@ -236,9 +296,9 @@ def kernel_dump(index: int, mangled: str, metrics: dict[str, list[Any]],
 def page_kind(text: str) -> str:
     """Which `ncu --csv` page a text is: "raw", "details", "source", or "" (none of them)."""
     head = next(iter(_rows(text[:20000])), [])
-    if head[:1] == ["ID"] and "Metric Name" in head:
+    if "ID" in head and "Metric Name" in head:
         return "details"
-    if head[:1] == ["ID"] and any("__" in h for h in head):
+    if "ID" in head and any("__" in h for h in head):
         return "raw"
     if head[:1] in (["File Path"], ["Function Name"], ["Kernel Name"]) or "Line No" in text[:5000]:
         return "source"

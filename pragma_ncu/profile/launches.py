@@ -85,10 +85,11 @@ def csv_launches(raw: str, details: str, source: str = "", report: str = "") -> 
     page = _RawPage(raw)
     index = _DetailsIndex(details)
     kernels = []
+    at = page.columns
     for position, row in enumerate(page.rows):
-        info = {"display_name": index.names.get(row[0], ""), "metrics": {}}
+        info = {"display_name": index.names.get(row[at.id], ""), "metrics": {}}
         metrics = csv_reader.raw_metrics(page.header, page.units, row, page.light)
-        kernels.append(csv_reader.kernel_dump(position, row[4], metrics, info, {}))
+        kernels.append(csv_reader.kernel_dump(position, row[at.kernel], metrics, info, {}))
     profile = normalize.from_raw({"reader": "csv", "report": report, "kernels": kernels})
     sources: dict[str, Any] = {}
 
@@ -98,9 +99,9 @@ def csv_launches(raw: str, details: str, source: str = "", report: str = "") -> 
         out = []
         for i in wanted:
             row = page.row(i)
-            info = index.info(row[0])
-            metrics = csv_reader.raw_metrics(page.header, page.units, row)
-            out.append(csv_reader.kernel_dump(i, row[4], metrics, info, sources))
+            info = index.info(row[at.id])
+            metrics = csv_reader.raw_metrics(page.header, page.units, row, at.metrics)
+            out.append(csv_reader.kernel_dump(i, row[at.kernel], metrics, info, sources))
         return normalize.from_raw({"kernels": out}).kernels
 
     return Launches(profile, load)
@@ -112,15 +113,17 @@ class _RawPage:
 
     def __init__(self, text: str) -> None:
         lines = records(text)
-        self.header, self.units = (next(csv.reader([line])) for line in lines[:2]) \
-            if len(lines) >= 2 else ([], [])
-        if self.header[:1] != ["ID"]:
-            raise ValueError("not an `ncu --csv --page raw` export (no ID header)")
-        csv_reader.check_raw_header(self.header, self.units)
+        if not lines:
+            raise csv_reader.PageError("raw", "the raw page is empty")
+        rows = [next(csv.reader([line])) for line in lines[:2]]
+        self.header, self.units = rows[0], rows[1] if len(rows) > 1 else []
+        self.columns = csv_reader.raw_columns(self.header, rows[1] if len(rows) > 1 else None)
+        if len(lines) == 2:
+            raise csv_reader.no_launch_rows()
         self.light = [i for i, name in enumerate(self.header) if name in LIGHT_METRICS]
         self.lines: list[str] = []
         self.rows: list[dict[int, str]] = []  # column index -> cell, light columns only
-        keep = (0, 4, *self.light)
+        keep = (self.columns.id, self.columns.kernel, *self.light)
         for number, line in enumerate(lines[2:], start=3):
             row = next(csv.reader([line]))
             csv_reader.check_raw_row(self.header, row, number)
@@ -143,9 +146,7 @@ class _DetailsIndex:
         if not lines:
             return
         header = next(csv.reader([lines[0]]))
-        if "Kernel Name" not in header or "ID" not in header:
-            raise ValueError("not an `ncu --csv --page details` export (no ID and Kernel "
-                             "Name columns)")
+        csv_reader.check_columns("details", header)
         id_at, name_at = header.index("ID"), header.index("Kernel Name")
         for line in lines[1:]:
             kid = _first_field(line) if id_at == 0 else None

@@ -116,11 +116,22 @@ ACCEPTED = ("a .ncu-rep, a profile .json (or .json.gz), an ncu CSV page (.csv, .
             "folder of them")
 
 
+NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of every Nsight Compute report
+
+
 def _check_ncu_rep(path: Path) -> None:
     """Only an .ncu-rep goes to ncu: another profiler's report (.nsys-rep, .qdrep), an
-    image or a text file is not one, and saying that ncu is missing would mislead."""
+    image or a text file is not one, and saying that ncu is missing would mislead; nor is an
+    empty file, or one named .ncu-rep that does not start as a report does (NCU_REP_MAGIC)."""
     if path.suffix != ".ncu-rep":
         raise ReportError(f"{path}: not a report: expected {ACCEPTED}")
+    with path.open("rb") as file:
+        head = file.read(len(NCU_REP_MAGIC))
+    if not head:
+        raise ReportError(f"{path}: not a report: the file is empty (an interrupted `ncu -o`?)")
+    if head != NCU_REP_MAGIC:
+        raise ReportError(f"{path}: not a report: an Nsight Compute report starts with "
+                          f"{NCU_REP_MAGIC!r}, this file with {head!r}")
 
 
 def _dump(path: Path, ncu: NcuInfo, settings: Settings, reader: str
@@ -197,11 +208,21 @@ def _text(path: Path) -> str:
         return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
 
 
-def _page(folder: Path, name: str) -> str | None:
-    for path in (folder / f"{name}.csv", folder / f"{name}.csv.gz"):
-        if path.is_file():
-            return _text(path)
-    return None
+def _pages(folder: Path) -> dict[str, Path]:
+    """The CSV pages of a folder, by page ("raw", "details", "source")."""
+    found = {}
+    for name in ("raw", "details", "source"):
+        for path in (folder / f"{name}.csv", folder / f"{name}.csv.gz"):
+            if path.is_file():
+                found[name] = path
+                break
+    return found
+
+
+def _texts(pages: dict[str, Path]) -> tuple[str, str, str]:
+    """The raw, details and source pages' text ("" for a page not there)."""
+    texts = {name: _text(path) for name, path in pages.items()}
+    return texts.get("raw", ""), texts.get("details", ""), texts.get("source", "")
 
 
 @_at_the_boundary
@@ -209,11 +230,11 @@ def read_csv_folder(folder: Path) -> Profile:
     """A folder of CSV pages exported by `ncu --import R --csv --page raw|details|source`
     (named raw.csv, details.csv, source.csv; gzipped copies with .csv.gz work too). The raw
     page carries every metric; a details page alone carries each section's summary."""
-    raw, details = _page(folder, "raw"), _page(folder, "details")
-    if raw is None and details is None:
+    pages = _pages(folder)
+    if "raw" not in pages and "details" not in pages:
         raise ReportError(f"{folder} has neither raw.csv nor details.csv (the pages of "
                           "`ncu --import R --csv --page raw|details|source`)")
-    return _from_pages(raw or "", details or "", _page(folder, "source") or "", str(folder))
+    return _from_pages(*_texts(pages), str(folder), pages)
 
 
 @_at_the_boundary
@@ -229,15 +250,27 @@ def read_csv_file(path: Path) -> Profile:
                        str(path))
 
 
-def _from_pages(raw: str, details: str, source: str, where: str) -> Profile:
+def _from_pages(raw: str, details: str, source: str, where: str,
+                files: dict[str, Path] | None = None) -> Profile:
     try:
         dump = csv_reader.dump_pages(raw, details, source, where)
     except (ValueError, csv.Error) as exc:
-        raise ReportError(f"{where}: {exc}") from None
+        raise ReportError(f"{_page_file(exc, where, files)}: {exc}") from None
     profile = normalize.from_raw(dump)
     if not profile.kernels:
-        raise ReportError(f"{where}: the CSV pages list no kernel")
+        raise _no_launch_rows(where)
     return profile
+
+
+def _no_launch_rows(where: str) -> ReportError:
+    return ReportError(f"{where}: the CSV pages have their header but no launch rows: a "
+                       "report that profiled no kernel, or an export cut short")
+
+
+def _page_file(exc: Exception, where: str, files: dict[str, Path] | None) -> str:
+    """The file a page's error is about: the page's own file in a folder, else `where`."""
+    page = exc.page if isinstance(exc, csv_reader.PageError) else ""
+    return str((files or {}).get(page, where))
 
 
 def _read_json(path: Path) -> Profile:
@@ -278,10 +311,10 @@ def _launches(path: Path, settings: Settings, reader: str) -> Launches:
     if not path.exists():
         raise ReportError(f"no such report: {path}")
     if path.is_dir():
-        raw, details = _page(path, "raw"), _page(path, "details")
-        if raw is None and details is None:
+        pages = _pages(path)
+        if "raw" not in pages and "details" not in pages:
             return Launches.of(read_csv_folder(path))  # raises the folder's message
-        return _csv_launches(raw or "", details or "", _page(path, "source") or "", str(path))
+        return _csv_launches(*_texts(pages), str(path), pages)
     if path.name.endswith((".json", ".json.gz")):
         return Launches.of(_read_json(path))
     if path.name.endswith((".csv", ".csv.gz")):
@@ -293,13 +326,14 @@ def _launches(path: Path, settings: Settings, reader: str) -> Launches:
     return _report_launches(path, settings, reader)
 
 
-def _csv_launches(raw: str, details: str, source: str, where: str) -> Launches:
+def _csv_launches(raw: str, details: str, source: str, where: str,
+                  files: dict[str, Path] | None = None) -> Launches:
     try:
         found = launches.csv_launches(raw, details, source, where)
     except (ValueError, csv.Error) as exc:
-        raise ReportError(f"{where}: {exc}") from None
+        raise ReportError(f"{_page_file(exc, where, files)}: {exc}") from None
     if not found.profile.kernels:
-        raise ReportError(f"{where}: the CSV pages list no kernel")
+        raise _no_launch_rows(where)
     return found
 
 

@@ -11,14 +11,14 @@ the per-kernel section `explain` prints for a single kernel, on the group's medi
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
+from pragma_ncu.report import markdown as md
+from pragma_ncu.report import terminal
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
@@ -26,7 +26,6 @@ from pragma_ncu.triage.causes import number
 if TYPE_CHECKING:  # the API's result types, named in annotations only (no import cycle)
     from pragma_ncu.api.application import Application, GroupExplanation
 
-WIDTH = 100
 SCREEN = 60  # lines
 DEFAULT_TOP = 10
 NAME_WIDTH = 30
@@ -34,10 +33,11 @@ NAME_MIN = 16  # characters of a name kept beside what tells two groups apart
 INDENT = " " * 6
 HEADERS = ["#", "kernel", "launches", "GPU time", "share", "roofline", "saving",
            "app at roofline"]
+NAME_COLUMN = HEADERS.index("kernel")
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _cut(value: str, width: int) -> str:
+    return value if len(value) <= width else value[: width - 3] + "..."
 
 
 def _pct(fraction: float | None) -> str:
@@ -88,12 +88,12 @@ def _names(groups: tuple[GroupExplanation, ...], width: int) -> dict[int, str]:
     return names
 
 
-def _middle(text: str, width: int) -> str:
-    """`text` in `width` characters, its middle replaced by '...' when too long."""
-    if len(text) <= width:
-        return text
+def _middle(value: str, width: int) -> str:
+    """`value` in `width` characters, its middle replaced by '...' when too long."""
+    if len(value) <= width:
+        return value
     head = (width - 3 + 1) // 2
-    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+    return value[:head] + "..." + value[len(value) - (width - 3 - head):]
 
 
 def short_name(name: str) -> str:
@@ -128,7 +128,7 @@ def _figure(e: Evidence, titles: dict[str, str]) -> str:
     return f"{title} {number(float(e.value), e.unit)}{note}"
 
 
-def cause_line(g: GroupExplanation, width: int = WIDTH - len(INDENT)) -> str:
+def cause_line(g: GroupExplanation, width: int = terminal.DEFAULT_WIDTH - len(INDENT)) -> str:
     """'cause: small_grid: Too few blocks for the GPU (Grid size (blocks) 32)'."""
     d = g.diagnosis
     if not d.findings:
@@ -151,14 +151,14 @@ def _rest(app: Application, shown: int) -> list[str]:
             f"{100 * time / app.total_us:.1f}% of the GPU time{saving}): --all lists them"]
 
 
-def _tune_hint(shown: tuple[GroupExplanation, ...]) -> list[str]:
+def _tune_hint(shown: tuple[GroupExplanation, ...], width: int) -> list[str]:
     """How to tune the first shown group whose source was found, a command a line (--kernel
     NAME says it for any other)."""
     first = next((g for g in shown if g.tune_commands()), None)
     if first is None:
         return []
     return [*_wrapped([f"To tune {first.group.name} ({first.source}:{first.source_line}): "
-                       "draft its spec, fill in what init marks <fill>, then tune:"]),
+                       "draft its spec, fill in what init marks <fill>, then tune:"], width),
             *[f"  $ {c}" for c in first.tune_commands()]]
 
 
@@ -177,9 +177,8 @@ def _notes(app: Application) -> list[str]:
     return out
 
 
-def _wrapped(lines: list[str]) -> list[str]:
-    return [part for line in lines for part in textwrap.wrap(line, WIDTH,
-                                                             subsequent_indent="  ")]
+def _wrapped(lines: list[str], width: int) -> list[str]:
+    return [part for line in lines for part in terminal.wrap(line, width)]
 
 
 def _shown(app: Application, top: int, show_all: bool) -> tuple[GroupExplanation, ...]:
@@ -187,32 +186,35 @@ def _shown(app: Application, top: int, show_all: bool) -> tuple[GroupExplanation
 
 
 def overview_text(app: Application, profile: Profile, top: int | None = None,
-                  show_all: bool = False) -> str:
-    """The application on one screen (terminal text): the first `top` groups; by default
-    DEFAULT_TOP, fewer where their lines (long names, sources) would not fit in SCREEN lines;
-    all with `show_all`."""
-    rows = top or DEFAULT_TOP
-    text = _overview(app, profile, _shown(app, rows, show_all))
-    while top is None and not show_all and rows > 1 and text.count("\n") >= SCREEN:
+                  show_all: bool = False, width: int = terminal.DEFAULT_WIDTH) -> str:
+    """The application on one screen (terminal text of `width` columns, its prose wrapped):
+    the first `top` groups; by default DEFAULT_TOP, fewer where their lines (long names,
+    sources) would not fit in SCREEN lines; all with `show_all`."""
+    rows, width = top or DEFAULT_TOP, terminal.clamp(width)
+    screen = _overview(app, profile, _shown(app, rows, show_all), width)
+    while top is None and not show_all and rows > 1 and screen.count("\n") >= SCREEN:
         rows -= 1
-        text = _overview(app, profile, _shown(app, rows, show_all))
-    return text
+        screen = _overview(app, profile, _shown(app, rows, show_all), width)
+    return screen
 
 
-def _overview(app: Application, profile: Profile, shown: tuple[GroupExplanation, ...]) -> str:
-    full = _names(app.groups, WIDTH - len(INDENT))
+def _overview(app: Application, profile: Profile, shown: tuple[GroupExplanation, ...],
+              width: int) -> str:
+    full = _names(app.groups, width - len(INDENT))
     names = {id(g): _cut(short_name(g.group.name), NAME_WIDTH) for g in app.groups}
-    out = [*headline(app, profile), "", "Kernel groups, largest estimated saving first:"]
+    out = [*_wrapped(headline(app, profile), width), "",
+           "Kernel groups, largest estimated saving first:"]
     table = columns([HEADERS, *[row(i, app, g, names) for i, g in enumerate(shown, 1)]])
     out.append("  " + table[0])
     for line, g in zip(table[1:], shown, strict=True):
         out.append("  " + line)
         if full[id(g)] != names[id(g)]:  # cut or ambiguous in the table: told apart below
             out.append(INDENT + full[id(g)])
-        out.append(INDENT + cause_line(g))
+        out.append(INDENT + cause_line(g, width - len(INDENT)))
         if g.source is not None:
             out.append(f"{INDENT}source: {g.source}:{g.source_line}")
-    out += ["", *_rest(app, len(shown)), *_tune_hint(shown), *_wrapped(_notes(app))]
+    out += ["", *_wrapped(_rest(app, len(shown)), width), *_tune_hint(shown, width),
+            *_wrapped(_notes(app), width)]
     return "\n".join(out)
 
 
@@ -223,17 +225,22 @@ def overview_markdown(app: Application, profile: Profile, top: int | None = None
     names = _names(app.groups, 200)
     rows = [[*row(i, app, g, names), cause_line(g, 200).removeprefix("cause: ")]
             for i, g in enumerate(shown, 1)]
-    out = [f"### {headline(app, profile)[1]}", "", f"`{profile.report}`", "",
-           tabulate(rows, [*HEADERS, "top cause"], tablefmt="github", disable_numparse=True), ""]
-    tune = [f"- `{g.group.name}` ({g.source}:{g.source_line}): `{' && '.join(g.tune_commands())}`"
-            for g in shown if g.tune_commands()]
+    cells = [[md.cell(md.code(c) if col == NAME_COLUMN else c) for col, c in enumerate(r)]
+             for r in rows]
+    out = [f"### {md.text(headline(app, profile)[1])}", "",
+           md.code(profile.report or "(in memory)"), "",
+           tabulate(cells, [*HEADERS, "top cause"], tablefmt="github", disable_numparse=True),
+           ""]
+    tune = [f"- {md.code(g.group.name)} ({md.code(f'{g.source}:{g.source_line}')}): "
+            f"{md.code(' && '.join(g.tune_commands()))}" for g in shown if g.tune_commands()]
     if tune:
         out += ["To tune a kernel whose source was found:", "", *tune, ""]
-    out += [*_rest(app, len(shown)), *_notes(app)]
-    return "\n".join(out) + "\n"
+    out += [md.text(line) for line in [*_rest(app, len(shown)), *_notes(app)]]
+    return md.wrap("\n".join(out)) + "\n"
 
 
-def group_header(app: Application, g: GroupExplanation) -> list[str]:
+def group_header(app: Application, g: GroupExplanation, width: int = terminal.DEFAULT_WIDTH
+                 ) -> list[str]:
     """A group's figures, above its median launch's per-kernel section."""
     d = g.group.durations_us
     after = app.after_us(g)
@@ -248,23 +255,28 @@ def group_header(app: Application, g: GroupExplanation) -> list[str]:
                      f"{g.diagnosis.roofline.attainable_by}) it would save "
                      f"{duration_text(g.saving_us)}: the application "
                      f"{duration_text(app.total_us)} -> {duration_text(after)}")
-    lines = _wrapped(lines)
+    lines = _wrapped(lines, width)
     if g.source is not None:
         lines += _wrapped([f"Source {g.source}:{g.source_line}; to tune it, draft its spec, "
-                           "fill in what init marks <fill>, then tune:"])
+                           "fill in what init marks <fill>, then tune:"], width)
         lines += [f"  $ {c}" for c in g.tune_commands()]
     return lines
 
 
-def groups_text(app: Application, markdown: bool = False) -> str:
-    """Each shown group's full detail (`--kernel NAME`, or a report of one group)."""
-    render: Callable[..., str] = explain_markdown if markdown else explain_text
-    sep = "\n\n" + ("---\n\n" if markdown else "=" * 78 + "\n\n")
+def groups_text(app: Application, markdown: bool = False,
+                width: int = terminal.DEFAULT_WIDTH) -> str:
+    """Each shown group's full detail (`--kernel NAME`, or a report of one group): terminal
+    text of `width` columns, or Markdown."""
+    width = terminal.clamp(width)
+    sep = "\n\n" + ("---\n\n" if markdown else "=" * min(78, width) + "\n\n")
     parts = []
     for g in app.groups:
-        header = group_header(app, g)
-        head = "\n".join(f"> {line}" for line in header) if markdown else "\n".join(header)
-        parts.append(head + "\n\n" + render(g.diagnosis, g.kernel))
+        if markdown:
+            head = md.wrap("\n".join(f"> {md.text(line)}" for line in group_header(app, g)))
+            parts.append(head + "\n\n" + explain_markdown(g.diagnosis, g.kernel))
+        else:
+            head = "\n".join(group_header(app, g, width))
+            parts.append(head + "\n\n" + explain_text(g.diagnosis, g.kernel, width))
     return sep.join(parts)
 
 

@@ -9,6 +9,7 @@ from tabulate import tabulate
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report import terminal
 
 MAX_FINDINGS = 5
 MAX_GUIDANCE = 5
@@ -20,8 +21,8 @@ def _num(value: float | str | None, unit: str = "") -> str:
         return "n/a"
     if isinstance(value, str):
         return value
-    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-    return f"{text} {unit}".strip()
+    shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{shown} {unit}".strip()
 
 
 def roofline_line(diagnosis: Diagnosis) -> str:
@@ -89,14 +90,16 @@ def coverage_lines(diagnosis: Diagnosis) -> list[str]:
     return out
 
 
-def _evidence_cell(e: Evidence) -> str:
-    short = e.metric if len(e.metric) <= 60 else e.metric[:57] + "..."
+def _evidence_cell(e: Evidence, metric_width: int = 60) -> str:
+    short = e.metric if len(e.metric) <= metric_width else e.metric[:metric_width - 3] + "..."
     return f"{short} = {_num(e.value, e.unit)}" + (f" ({e.note})" if e.note else "")
 
 
-def findings_rows(diagnosis: Diagnosis) -> list[list[str]]:
+def findings_rows(diagnosis: Diagnosis, metric_width: int = 60) -> list[list[str]]:
+    """The findings table's rows; each evidence line's metric name cut to `metric_width` (the
+    value after it is what a narrow screen must still show)."""
     return [[str(i), f.bottleneck, f"{f.score:.2f}", f.title,
-             "\n".join(_evidence_cell(e) for e in f.evidence[:3])]
+             "\n".join(_evidence_cell(e, metric_width) for e in f.evidence[:3])]
             for i, f in enumerate(diagnosis.findings[:MAX_FINDINGS], 1)]
 
 
@@ -126,31 +129,42 @@ def _actions(f: Finding) -> list[str]:
     return [f"  - {a}" for a in f.actions]
 
 
-def explain_text(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
+def explain_text(diagnosis: Diagnosis, kernel: KernelProfile,
+                 width: int = terminal.DEFAULT_WIDTH) -> str:
+    """The diagnosis as terminal text: prose wrapped to `width`, tables fitted to it (their
+    free-text columns wrapped inside the cells, pragma_ncu.report.terminal)."""
+    width = terminal.clamp(width)
     out = [f"Kernel {kernel.display_name or kernel.name}",
-           f"Verdict: {verdict_text(diagnosis)}",
-           f"Roofline: {roofline_line(diagnosis)}", ""]
+           *terminal.wrap(f"Verdict: {verdict_text(diagnosis)}", width),
+           *terminal.wrap(f"Roofline: {roofline_line(diagnosis)}", width), ""]
     gaps = coverage_lines(diagnosis)
     if gaps:
-        out += [*gaps, ""]
+        out += [*terminal.wrap_all(gaps, width), ""]
     if diagnosis.findings:
-        out.append("Findings, ranked by evidence (share = estimated share of time at stake):")
-        out.append(tabulate(findings_rows(diagnosis),
-                            ["#", "cause", "share", "finding", "evidence"], tablefmt="simple"))
+        out += terminal.wrap("Findings, ranked by evidence (share = estimated share of time "
+                             "at stake):", width, indent="")
+        metric_width = max(24, min(60, width - 76))
+        out.append(terminal.table(findings_rows(diagnosis, metric_width),
+                              ["#", "cause", "share", "finding", "evidence"], width,
+                              flexible={3: 16, 4: 40}))
         top = diagnosis.findings[0]
-        out += ["", f"Why: {top.summary}", "Next steps:", *_actions(top)]
+        out += ["", *terminal.wrap(f"Why: {top.summary}", width), "Next steps:",
+                *terminal.wrap_all(_actions(top), width)]
     if diagnosis.guidance:
-        out += ["", "ncu's own guidance, by its estimated speedup (our rank of that cause):",
-                tabulate(guidance_rows(diagnosis), ["section", "rule", "type", "est.", "kind",
-                                                    "ours", "title"], tablefmt="simple")]
+        out += ["", *terminal.wrap("ncu's own guidance, by its estimated speedup (our rank "
+                                   "of that cause):", width, indent=""),
+                terminal.table(guidance_rows(diagnosis), ["section", "rule", "type", "est.", "kind",
+                                                      "ours", "title"], width, flexible={6: 16})]
     if diagnosis.hotspots:
         out += ["", f"Hottest source lines ({diagnosis.hotspot_counts}):",
-                tabulate(hotspot_rows(diagnosis),
-                         ["line", "samples", "inst", "top stalls", "source"], tablefmt="simple")]
+                terminal.table(hotspot_rows(diagnosis), ["line", "samples", "inst", "top stalls",
+                                                     "source"], width,
+                           flexible={3: 16, 4: 16})]
     out += ["", "Metrics cited (compendium):"]
-    out += [f"  {c.metric}: {c.title}. {c.meaning.split('. ')[0].rstrip('.')}. [{c.source}]"
-            for c in diagnosis.citations
-            if any(c.metric == e.metric for e in _top_evidence(diagnosis))]
+    out += terminal.wrap_all([f"  {c.metric}: {c.title}. {c.meaning.split('. ')[0].rstrip('.')}. "
+                          f"[{c.source}]" for c in diagnosis.citations
+                          if any(c.metric == e.metric for e in _top_evidence(diagnosis))],
+                         width, indent="    ")
     return "\n".join(out)
 
 
@@ -159,10 +173,10 @@ def _top_evidence(d: Diagnosis) -> list[Evidence]:
 
 
 def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
-    out = [f"## `{kernel.display_name or kernel.name}`", "",
-           f"**Verdict:** {verdict_text(diagnosis)}", "",
-           f"**Roofline:** {roofline_line(diagnosis)}", ""]
-    return "\n".join(out + _markdown_sections(diagnosis)) + "\n"
+    out = [f"## {md.code(kernel.display_name or kernel.name)}", "",
+           f"**Verdict:** {md.text(verdict_text(diagnosis))}", "",
+           f"**Roofline:** {md.text(roofline_line(diagnosis))}", ""]
+    return md.wrap("\n".join(out + _markdown_sections(diagnosis))) + "\n"
 
 
 def _markdown_sections(diagnosis: Diagnosis) -> list[str]:

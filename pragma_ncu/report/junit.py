@@ -1,8 +1,9 @@
 """The triage as JUnit XML (the Ant/Jenkins format CI systems read natively): one test case per
 kernel group, a <failure> for each regression, <skipped> for kernels on one side only (not
-compared); improvements and unchanged groups pass. A test case's time is the group's GPU time
-on NEW, in seconds; its system-out carries the verdict's basis, the time change and the cause.
-Built with the standard library's ElementTree, which escapes names and messages."""
+compared) and for groups too noisy to decide; improvements and unchanged groups pass. A test
+case's time is the group's device time on NEW, in seconds; its system-out carries the verdict's
+basis, the time change and the cause. Built with the standard library's ElementTree, which
+escapes names and messages."""
 
 from __future__ import annotations
 
@@ -11,20 +12,20 @@ import xml.etree.ElementTree as ET
 from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.report.triage_overview import change_text, duration_text, headline, signed_duration
 from pragma_ncu.triage.groups import KernelGroup
-from pragma_ncu.triage.report import REGRESSION, GroupTriage, TriageReport
+from pragma_ncu.triage.report import REGRESSION, UNDECIDED, GroupTriage, TriageReport
 
 SUITE = "pragma-ncu triage"
 
 
 def report_junit(report: TriageReport) -> str:
     """The XML document (UTF-8, with its declaration)."""
-    cases = [_case(g) for g in report.kernels]
+    cases = [_case(g, report.device_word) for g in report.kernels]
     cases += [_one_side(g, "removed: only on BASE") for g in report.removed]
     cases += [_one_side(g, "added: only on NEW") for g in report.added]
     if report.one_side_regressed:
         cases.append(_one_side_loss(report))
     failures = report.count(REGRESSION) + report.one_side_regressed
-    skipped = len(report.added) + len(report.removed)
+    skipped = len(report.added) + len(report.removed) + report.count(UNDECIDED)
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0",
               "skipped": str(skipped), "time": _seconds(report.new_total_us)}
     root = ET.Element("testsuites", {"name": SUITE, **{k: v for k, v in counts.items()
@@ -64,24 +65,26 @@ def error_junit(base: str, new: str, message: str, status: int) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _case(g: GroupTriage) -> ET.Element:
+def _case(g: GroupTriage, device: str) -> ET.Element:
     case = ET.Element("testcase", {"classname": "triage." + g.match.new.base_name,
                                    "name": _case_name(g.match.new),
                                    "time": _seconds(g.match.new.total_us)})
     top = g.top_cause
-    summary = (f"{g.verdict}: {change_text(g)}, {signed_duration(g.delta_us)} of GPU time"
+    summary = (f"{g.verdict}: {change_text(g)}, {signed_duration(g.delta_us)} of {device} time"
                + (f"; cause {top.bottleneck}" if top else "")
                + (f" ({g.evidence})" if g.evidence else ""))
     if g.verdict == REGRESSION:
         failure = ET.SubElement(case, "failure", {"message": summary, "type": "regression"})
         failure.text = g.detail.diagnosis if g.detail else g.duration.note
+    elif g.verdict == UNDECIDED:
+        ET.SubElement(case, "skipped", {"message": f"too noisy to decide: {g.duration.note}"})
     ET.SubElement(case, "system-out").text = f"{summary}\n{g.duration.note}"
     return case
 
 
 def _one_side_loss(report: TriageReport) -> ET.Element:
     """The kernels on one side only, as one failed case when they cost NEW more than the
-    threshold of BASE's GPU time (a kernel replaced by another pairs with nothing)."""
+    threshold of BASE's device time (a kernel replaced by another pairs with nothing)."""
     case = ET.Element("testcase", {"classname": "triage.application",
                                    "name": "kernels on one side only",
                                    "time": _seconds(report.added_us)})

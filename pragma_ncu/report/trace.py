@@ -442,7 +442,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, autoescape=autoescape,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(us=fmt_us, pct=fmt_pct, x=fmt_x, num=fmt_num, md_table=md_table,
-                       fence=md.fence, md=md.cell, text=md.text)
+                       fence=md.fence, md=md.cell, text=md.text, code=md.code,
+                       html=md.html_text)
     return env
 
 
@@ -457,7 +458,7 @@ def render_markdown(trace: Trace) -> str:
     """GitHub-flavoured Markdown that also reads well in a terminal."""
     text = sources.printable(  # a source's bytes that are not UTF-8 are shown as U+FFFD
         _environment(autoescape=False).get_template("trace.md.j2").render(**_context(trace)))
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return md.wrap(re.sub(r"\n{3,}", "\n\n", text).strip()) + "\n"
 
 
 def render_html(trace: Trace) -> str:

@@ -11,11 +11,11 @@ import textwrap
 from tabulate import tabulate
 
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report import terminal
 from pragma_ncu.report.triage_overview import headline, side_line
 from pragma_ncu.triage.causes import number
 from pragma_ncu.triage.report import UNCHANGED, GroupTriage, KernelTriage, TriageReport
 
-WIDTH = 100
 METRIC_WIDTH = 40
 
 
@@ -74,13 +74,15 @@ def _heading(k: KernelTriage) -> str:
             f"({number(d.base_us)} -> {number(d.new_us)} µs, {d.basis})")
 
 
-def kernel_text(kernel: KernelTriage) -> str:
-    out = ["== " + _heading(kernel), textwrap.fill(kernel.diagnosis, WIDTH)]
+def kernel_text(kernel: KernelTriage, width: int = terminal.DEFAULT_WIDTH) -> str:
+    out = [*terminal.wrap(_heading(kernel), width, indent="   ", first="== "),
+           *terminal.wrap(kernel.diagnosis, width, indent="")]
     if kernel.duration.verdict == UNCHANGED:
-        return "\n".join(out + _missing(kernel))
+        return "\n".join(out + _missing(kernel, width))
     if kernel.causes:
-        out += ["", "Causes, ranked by how much of the change they explain (rise = change of "
-                "the time a cause", "accounts for, as a share of the longer duration):",
+        out += ["", *terminal.wrap("Causes, ranked by how much of the change they explain "
+                                   "(rise = change of the time a cause accounts for, as a "
+                                   "share of the longer duration):", width, indent=""),
                 _table(causes_rows(kernel), CAUSE_HEADERS)]
     if kernel.metrics:
         out += ["", "Metric changes, ranked by relevance to those causes (compendium):",
@@ -90,26 +92,23 @@ def kernel_text(kernel: KernelTriage) -> str:
                 _table(config_rows(kernel), ["", "base", "new"])]
     if kernel.rules:
         out += ["", "ncu rules that appeared (+) or vanished (-):",
-                *(f"  {item}" for item in rule_items(kernel))]
+                *(f"  {item}" for item in rule_items(kernel, width - 2))]
     if kernel.lines:
         out += ["", "Source lines whose share of stall samples moved most:",
                 _table(line_rows(kernel), LINE_HEADERS)]
     if kernel.checks:
-        out += ["", "What to check:", *(textwrap.fill(c, WIDTH, initial_indent="  - ",
-                                                      subsequent_indent="    ")
-                                        for c in kernel.checks)]
-    return "\n".join(out + _missing(kernel))
+        out += ["", "What to check:", *terminal.wrap_all([f"  - {c}" for c in kernel.checks],
+                                                         width)]
+    return "\n".join(out + _missing(kernel, width))
 
 
-def _missing(k: KernelTriage) -> list[str]:
-    return [textwrap.fill(f"not compared: {m}", WIDTH, initial_indent="  ",
-                          subsequent_indent="    ") for m in k.missing]
+def _missing(k: KernelTriage, width: int) -> list[str]:
+    return terminal.wrap_all([f"  not compared: {m}" for m in k.missing], width)
 
 
-def group_lines(triaged: GroupTriage) -> list[str]:
-    """The group's launches on each side: how many, their GPU time and median, the launch."""
-    return [w for line in _group_facts(triaged)
-            for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ")]
+def group_lines(triaged: GroupTriage, width: int = terminal.DEFAULT_WIDTH) -> list[str]:
+    """The group's launches on each side: how many, their time and median, the launch."""
+    return terminal.wrap_all(_group_facts(triaged), width)
 
 
 def _group_facts(triaged: GroupTriage) -> list[str]:
@@ -121,13 +120,16 @@ def _group_facts(triaged: GroupTriage) -> list[str]:
     return out
 
 
-def report_text(report: TriageReport) -> str:
-    """Full detail of every group that was explained (what `--kernel NAME` shows)."""
-    out = [side_line("BASE", report.base), side_line("NEW", report.new), *headline(report)[1:]]
-    out += [textwrap.fill(f"note: {n}", WIDTH, subsequent_indent="  ") for n in report.notes]
+def report_text(report: TriageReport, width: int = terminal.DEFAULT_WIDTH) -> str:
+    """Full detail of every group that was explained (what `--kernel NAME` shows), `width`
+    columns wide."""
+    width = terminal.clamp(width)
+    out = [side_line("BASE", report.base), side_line("NEW", report.new),
+           *terminal.wrap_all(headline(report)[1:], width)]
+    out += terminal.wrap_all([f"note: {n}" for n in report.notes], width)
     for g in report.kernels:
         if g.detail is not None:
-            out += ["", kernel_text(g.detail), *group_lines(g)]
+            out += ["", kernel_text(g.detail, width), *group_lines(g, width)]
     return "\n".join(out)
 
 
@@ -157,7 +159,7 @@ def report_markdown(report: TriageReport) -> str:
             out += ["", _md_table(line_rows(k), LINE_HEADERS), ""]
         out += [f"- [ ] {md.text(c)}" for c in k.checks]
         out += [f"- not compared: {md.text(m)}" for m in k.missing]
-    return "\n".join(out) + "\n"
+    return md.wrap("\n".join(out)) + "\n"
 
 
 def _md_table(rows: list[list[str]], headers: list[str]) -> str:

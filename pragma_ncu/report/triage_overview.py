@@ -1,30 +1,31 @@
-"""The application on one screen: a headline (total GPU time on each side, the verdict, the exit
+"""The application on one screen: a headline (total device time on each side, the verdict, the exit
 status), one row per changed kernel group (its time change with the confidence interval, the
-GPU time it added or saved, its top cause and the evidence in a few words), the unchanged
-groups as a count, kernels added or removed, groups paired across builds, and the notes that
-apply to every kernel, said once. Text (100 columns) and Markdown (a pull-request comment);
-`--kernel NAME` shows a group's full detail instead (pragma_ncu.report.triage)."""
+device time it added or saved, its top cause and the evidence in a few words), those too noisy
+to decide, the unchanged groups as a count, kernels added or removed, groups paired across
+builds, and the notes that apply to every kernel, said once. Text (100 columns) and Markdown (a
+pull-request comment); `--kernel NAME` shows a group's full detail instead
+(pragma_ncu.report.triage)."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 from tabulate import tabulate
 
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report import terminal
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    UNDECIDED,
     GroupTriage,
     Side,
     TriageReport,
 )
 
-WIDTH = 100
 DEFAULT_TOP = 10
 NAME_MIN = 16
 MAX_LISTED = 6  # added, removed or re-paired groups named before "and N more"
@@ -32,7 +33,7 @@ COMMAND = ": $ "  # in a note, what follows is a command line
 
 
 def duration_text(us: float) -> str:
-    """GPU time in the unit that reads best: 752 µs, 1.52 ms, 3.04 s."""
+    """A time in the unit that reads best: 752 µs, 1.52 ms, 3.04 s."""
     if abs(us) >= 1e6:
         return f"{us / 1e6:.3g} s"
     if abs(us) >= 1e3:
@@ -51,20 +52,21 @@ def side_line(role: str, side: Side) -> str:
 
 
 def headline(report: TriageReport) -> list[str]:
-    """Total GPU time on each side, then the verdict and the exit status."""
+    """Total device time on each side, then the verdict and the exit status."""
     tb, tn = report.base_total_us, report.new_total_us
     nb, nn = report.launch_counts
     groups = (len(report.kernels) + len(report.removed), len(report.kernels) + len(report.added))
     change = f"{pct(100 * (tn - tb) / tb)}, " if tb else ""
     counts = ", ".join(f"{n} {label}" for n, label in (
         (report.count(REGRESSION), "regressed"), (report.count(IMPROVEMENT), "improved"),
-        (report.count(UNCHANGED), "unchanged"), (len(report.added), "added"),
-        (len(report.removed), "removed")) if n)
-    verdict = "REGRESSION" if report.regressed else "no regression"
+        (report.count(UNDECIDED), "too noisy to decide"), (report.count(UNCHANGED), "unchanged"),
+        (len(report.added), "added"), (len(report.removed), "removed")) if n)
+    verdict = "REGRESSION" if report.regressed else \
+        "no regression shown, too noisy to decide" if report.count(UNDECIDED) else "no regression"
     if report.one_side_regressed:
         counts += (f"; kernels on one side only {signed_duration(report.one_side_net_us)} net, "
                    f"{pct(100 * report.one_side_net_us / tb)} of BASE")
-    return [f"GPU time {duration_text(tb)} -> {duration_text(tn)} ({change}"
+    return [f"{report.device_word} time {duration_text(tb)} -> {duration_text(tn)} ({change}"
             f"{signed_duration(tn - tb)}): {nb} -> {nn} launches of {groups[0]} -> {groups[1]} "
             "kernels",
             f"Verdict: {verdict} at {report.threshold_pct:g}% ({counts}); exit status "
@@ -104,15 +106,16 @@ def row_cells(index: int, group: GroupTriage, report: TriageReport) -> list[str]
             interval_text(group), signed_duration(group.delta_us), share]
 
 
-ROW_HEADERS = ["#", "kernel", "launches", "median µs", "change", "95% CI", "GPU time",
-               "of BASE"]
+def row_headers(report: TriageReport) -> list[str]:
+    return ["#", "kernel", "launches", "median µs", "change", "95% CI",
+            f"{report.device_word} time", "of BASE"]
 
 
 def cause_text(group: GroupTriage) -> str:
     top = group.top_cause
     if group.detail is None:
         return ""
-    if top is None and group.detail.unassessed and group.verdict != UNCHANGED:
+    if top is None and group.detail.unassessed and group.verdict in (REGRESSION, IMPROVEMENT):
         return "not explained: the reports lack the metrics to look (see the note)"
     if top is None:
         return "no detector explains it" if group.verdict == REGRESSION else \
@@ -128,37 +131,44 @@ def shown_groups(report: TriageReport, top: int, show_all: bool) -> list[GroupTr
     return [g for g in report.kernels if g.verdict != UNCHANGED][:top]
 
 
-def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1) -> list[str]:
+def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1,
+              width: int = terminal.DEFAULT_WIDTH) -> list[str]:
     """The table, each row followed by its cause and evidence on an indented line; kernel
-    names are cut so that rows fit WIDTH."""
+    names are cut so that rows fit `width` (down to NAME_MIN characters)."""
     if not groups:
         return []
     rows = [row_cells(i, g, report) for i, g in enumerate(groups, start)]
-    others = sum(max(len(row[c]) for row in [ROW_HEADERS, *rows]) + 2
-                 for c in range(len(ROW_HEADERS)) if c != 1)
-    room = max(NAME_MIN, WIDTH - 2 - others - 2)
+    headers = row_headers(report)
+    others = sum(max(len(row[c]) for row in [headers, *rows]) + 2
+                 for c in range(len(headers)) if c != 1)
+    room = max(NAME_MIN, width - 2 - others - 2)
     for row in rows:
         row[1] = _cut(row[1], room)
-    table = tabulate(rows, ROW_HEADERS, tablefmt="simple", disable_numparse=True).splitlines()
+    table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True).splitlines()
     out = ["  " + line for line in table[:2]]
     for line, g in zip(table[2:], groups, strict=True):
         out.append(f"  {line}".rstrip())
         cause = cause_text(g)
         if cause:
-            out.append(_cut(f"       {cause}", WIDTH))
+            out.append(_cut(f"       {cause}", width))
     return out
 
 
-def sections_text(shown: Sequence[GroupTriage], report: TriageReport) -> list[str]:
-    """The rows under a heading per verdict: regressions, improvements, unchanged (--all)."""
+def sections_text(shown: Sequence[GroupTriage], report: TriageReport,
+                  width: int = terminal.DEFAULT_WIDTH) -> list[str]:
+    """The rows under a heading per verdict: regressions, improvements, those too noisy to
+    decide, unchanged (--all)."""
     out: list[str] = []
     number = 1
-    for verdict, heading in ((REGRESSION, "Regressions, most GPU time lost first:"),
-                             (IMPROVEMENT, "Improvements, most GPU time saved first:"),
+    device = report.device_word
+    for verdict, heading in ((REGRESSION, f"Regressions, most {device} time lost first:"),
+                             (IMPROVEMENT, f"Improvements, most {device} time saved first:"),
+                             (UNDECIDED, "Too noisy to decide (the noise swamps the "
+                                         "difference; more runs or a quieter host decide):"),
                              (UNCHANGED, "Unchanged:")):
         groups = [g for g in shown if g.verdict == verdict]
         if groups:
-            out += ["", heading, *rows_text(groups, report, start=number)]
+            out += ["", heading, *rows_text(groups, report, number, width)]
             number += len(groups)
     return out
 
@@ -170,7 +180,9 @@ def collapsed_line(report: TriageReport, shown: Sequence[GroupTriage]) -> list[s
     unchanged = [g for g in report.kernels if g.verdict == UNCHANGED and id(g) not in seen]
     out = []
     if hidden_changed:
-        out.append(f"{len(hidden_changed)} more changed kernel groups: --top N or --all")
+        what = "changed or too noisy to decide" if any(g.verdict == UNDECIDED for g in
+                                                        hidden_changed) else "changed"
+        out.append(f"{len(hidden_changed)} more kernel groups {what}: --top N or --all")
     if unchanged:
         total = sum(g.match.base.total_us for g in unchanged)
         out.append(f"{len(unchanged)} kernel groups unchanged (within the noise or the "
@@ -191,7 +203,7 @@ def kernel_label(name: str, width: int = 72) -> str:
 
 
 def group_list(groups: Sequence[KernelGroup], causes: dict[str, str] | None = None) -> str:
-    """Most GPU time first, long names cut (--format json keeps them whole), each with its own
+    """Most time first, long names cut (--format json keeps them whole), each with its own
     top cause where it was diagnosed."""
     groups = sorted(groups, key=lambda g: -g.total_us)
     causes = causes or {}
@@ -225,26 +237,24 @@ def _pairing(g: GroupTriage) -> str:
     return f"{names} ({g.match.how}{launch})"
 
 
-def _wrap(lines: Sequence[str], indent: str = "  ") -> list[str]:
-    # Never at a hyphen: a command line in a note must survive copy and paste.
-    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent=indent,
-                                                        break_on_hyphens=False)]
-
-
-def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False) -> str:
-    """The one-screen text view."""
+def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool = False,
+                  width: int = terminal.DEFAULT_WIDTH) -> str:
+    """The one-screen text view, `width` columns wide (pragma_ncu.report.terminal: prose wrapped
+    at spaces only, so a command line in a note survives copy and paste)."""
+    width = terminal.clamp(width)
     shown = shown_groups(report, top, show_all)
-    out = [side_line("BASE", report.base), side_line("NEW", report.new), *_wrap(headline(report))]
-    out += sections_text(shown, report)
+    out = [side_line("BASE", report.base), side_line("NEW", report.new),
+           *terminal.wrap_all(headline(report), width)]
+    out += sections_text(shown, report, width)
     collapsed = collapsed_line(report, shown)
     membership = membership_lines(report)
     if collapsed or membership:
-        out += ["", *_wrap(collapsed + membership)]
+        out += ["", *terminal.wrap_all(collapsed + membership, width)]
     if report.notes:
         out += [""]
         for n in report.notes:  # a command after ": $ " stays on one line, whole, for copying
             text, _, command = n.partition(COMMAND)
-            out += _wrap([f"note: {text}" + (":" if command else "")])
+            out += terminal.wrap(f"note: {text}" + (":" if command else ""), width)
             out += [f"  $ {command}"] if command else []
     if any(g.detail is not None for g in shown):
         out += ["", "Full detail of one kernel group: --kernel NAME"]
@@ -266,9 +276,9 @@ def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bo
     if shown:
         rows = [[*row_cells(i, g, report), g.verdict, cause_text(g)]
                 for i, g in enumerate(shown, 1)]
-        cells = [[md.code(c) if col == 1 else md.cell(c) for col, c in enumerate(row)]
+        cells = [[md.cell(md.code(c)) if col == 1 else md.cell(c) for col, c in enumerate(row)]
                  for row in rows]
-        out += [tabulate(cells, [*ROW_HEADERS, "verdict", "cause (evidence)"],
+        out += [tabulate(cells, [*row_headers(report), "verdict", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
     out += [f"- {md.text(line)}"
             for line in collapsed_line(report, shown) + membership_lines(report)]
@@ -283,4 +293,4 @@ def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bo
                                                           for c in g.detail.checks)]
                                                    if g.detail.checks else []),
                     "", "</details>"]
-    return "\n".join(out) + "\n"
+    return md.wrap("\n".join(out)) + "\n"

@@ -85,19 +85,63 @@ def parse_dims(shape: Dims | str) -> dict[str, int]:
             return {name.strip(): int(value) for name, value in pairs}
         except ValueError:
             raise TableError(f"shape {shape!r}: expected NAME=INT[,NAME=INT...]") from None
-    return {str(k): int(v) for k, v in shape.items()}
+    sizes = {str(k): whole_number(v) for k, v in shape.items()}
+    bad = next((k for k, v in sizes.items() if v is None), None)
+    if bad is not None:
+        raise TableError(f"shape: {bad}={shape[bad]!r} is not a whole number")
+    return {k: v for k, v in sizes.items() if v is not None}
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as an int when it is a whole number (4096, or 4096.0 as some writers spell
+    it), else None: a size is never truncated (-3.5 is not -3)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def load_table(path: Path) -> Table:
+    """The table in the file `path`; TableError for one that is not such a table, naming
+    the key at fault: a dim that is not a whole number is refused, never truncated."""
     try:
         data = json.loads(Path(path).read_text())
         dims = tuple(data["dims"])
-        configs = {key: Entry(**value) for key, value in data["configs"].items()}
+        if not all(isinstance(d, str) for d in dims):
+            raise ValueError(f"'dims' must list dim names, not {data['dims']!r}")
+        configs = {key: _entry(key, value, dims) for key, value in data["configs"].items()}
         return Table(str(data["kernel"]), str(data["device"]), dims, configs)
     except FileNotFoundError:
         raise TableError(f"no tuned-config table at {path}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TableError(f"{path} is not a pragma-ncu config table ({exc})") from None
+
+
+def _entry(key: str, value: Any, dims: Sequence[str]) -> Entry:
+    """One entry of a table file, checked: its params a mapping of names to values, its dims
+    the table's, each a positive whole number (4096, or 4096.0 as some writers spell it)."""
+    if not isinstance(value, dict) or not isinstance(value.get("params"), dict):
+        raise ValueError(f"configs[{key!r}].params must be an object of parameter values, "
+                         f"not {_short(value.get('params') if isinstance(value, dict) else value)}")
+    given = value.get("dims")
+    if not isinstance(given, dict) or set(given) != set(dims):
+        raise ValueError(f"configs[{key!r}].dims must give {', '.join(dims)}, not {_short(given)}")
+    sizes = {}
+    for name in dims:
+        size = whole_number(given[name])
+        if size is None or size <= 0:
+            raise ValueError(f"configs[{key!r}].dims.{name} must be a positive whole number, "
+                             f"not {_short(given[name])}")
+        sizes[name] = size
+    return Entry(**{**value, "dims": sizes})
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def save_table(path: Path, table: Table) -> None:

@@ -30,6 +30,7 @@ from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    UNDECIDED,
     Cause,
     ConfigChange,
     DurationChange,
@@ -210,6 +211,9 @@ def _verdict_sentence(name: str, d: DurationChange, threshold_pct: float) -> str
         return f"{name} is {d.delta_pct:.1f}% slower ({times}; {basis})."
     if d.verdict == IMPROVEMENT:
         return f"{name} is {-d.delta_pct:.1f}% faster ({times}; {basis})."
+    if d.verdict == UNDECIDED:
+        return f"{name}: too noisy to decide whether it changed ({d.delta_pct:+.1f}%, {times}; " \
+            f"{basis})."
     limit = "the noise" if d.beyond_noise is False else f"the {threshold_pct:g}% threshold"
     return f"{name}: no change beyond {limit} ({d.delta_pct:+.1f}%, {times}; {basis})."
 

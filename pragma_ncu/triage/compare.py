@@ -1,15 +1,25 @@
-"""The duration verdict of one kernel group: regression, improvement or unchanged.
+"""The duration verdict of one kernel group: regression, improvement, unchanged, or too noisy
+to decide.
 
-In order of preference:
-1. repeated timings on both sides (a `timing.json`, or kernels timed now): the medians are
-   compared and a difference counts only when it exceeds both sides' noise (the rule of
-   `stats.beats`), and then only when it also exceeds the threshold;
-2. the group's launches on each side as two samples (ncu's duration of each launch): the
-   Hodges-Lehmann ratio new/base with its 95% confidence interval (`stats.shift_ratio`, the
-   interval of a Mann-Whitney test); a change counts only when the interval excludes 1 (beyond
-   the launch-to-launch noise) and the ratio also exceeds the threshold;
+The change new/base is estimated with an interval, in order of preference:
+1. repeated timings on both sides (a `timing.json`, or kernels timed now): the runs' medians
+   compared. Where the runs kept their samples, the interval covers both the Hodges-Lehmann
+   interval of all samples pooled (`stats.shift_ratio`: the launch-to-launch noise, robust to
+   a run whose samples fall in two modes) and the ratios of every pair of runs' medians (what
+   moves a whole run: another process arriving between runs), as `search.compare` takes the
+   widest of its two views; without samples, the medians' difference plus or minus the larger
+   noise of the two sides (the larger of a run's IQR and the spread of the run medians);
+2. the group's launches on each side as two samples (the collector's duration of each
+   launch): the Hodges-Lehmann ratio with its 95% confidence interval (the interval of a
+   Mann-Whitney test);
 3. too few launches for an interval (one per side, or fewer than about four): the medians of
-   ncu's durations against the threshold alone, and the verdict says there is no noise estimate.
+   the durations against the threshold alone, and the verdict says there is no noise estimate.
+
+One rule reads the interval (`verdict`): a change beyond the noise (the interval excludes no
+change) is a regression or an improvement when it also exceeds the threshold; an interval
+within the threshold on both sides is unchanged; one that holds both no change and a change
+beyond the threshold is too noisy to decide, never a regression: the gate does not fail on
+noise, and does not call unchanged what it could not measure.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    UNDECIDED,
     DurationChange,
     Timing,
     TriageError,
@@ -52,7 +63,7 @@ def group_change(base: KernelGroup, new: KernelGroup, base_timing: Timing | None
               f"too few launches for a confidence interval ({base.count} + {new.count})")
     note = (f"{sample} (timing only on {only}): " if only else f"{sample}: ") + \
         "no noise estimate, decided by the threshold"
-    return DurationChange(b_ncu, n_ncu, delta, "ncu", _verdict(delta, threshold_pct, None),
+    return DurationChange(b_ncu, n_ncu, delta, "ncu", verdict(delta, threshold_pct),
                           ncu_base_us=b_ncu, ncu_new_us=n_ncu, note=note,
                           launches_base=counts[0], launches_new=counts[1])
 
@@ -61,34 +72,73 @@ def _by_launches(est: stats.RatioEstimate, b_ncu: float, n_ncu: float, threshold
                  counts: tuple[int, int]) -> DurationChange:
     delta = 100 * (est.ratio - 1)
     low, high = 100 * (est.low - 1), 100 * (est.high - 1)
-    beyond = est.excludes_one
+    decided = verdict(delta, threshold_pct, (low, high))
     note = (f"Hodges-Lehmann ratio of {est.n_base} + {est.n_new} launches, "
             f"{est.confidence:.0%} CI {low:+.1f}%..{high:+.1f}%: "
-            f"{'beyond' if beyond else 'within'} the launch-to-launch noise")
-    return DurationChange(b_ncu, n_ncu, delta, "launches",
-                          _verdict(delta, threshold_pct, beyond), None, beyond, b_ncu, n_ncu,
-                          note, low, high, *counts)
+            + _noise_words(decided, est.excludes_one, "the launch-to-launch noise"))
+    return DurationChange(b_ncu, n_ncu, delta, "launches", decided, None, est.excludes_one,
+                          b_ncu, n_ncu, note, low, high, *counts)
 
 
 def _by_timing(base: Timing, new: Timing, threshold_pct: float, b_ncu: float | None,
                n_ncu: float | None, counts: tuple[int, int]) -> DurationChange:
     b, n = base.pooled(), new.pooled()
     delta = stats.relative_change_pct(b.median_us, n.median_us)
-    beyond = stats.beats(b, n) or stats.beats(n, b)
     noise = 100.0 * max(b.iqr_us, n.iqr_us) / b.median_us if b.median_us else None
-    runs = f"median of {len(base.runs)} + {len(new.runs)} timing runs"
-    note = (f"{runs}; the difference is {'beyond' if beyond else 'within'} the noise"
-            + (f" (±{noise:.1f}%)" if noise is not None else ""))
-    return DurationChange(b.median_us, n.median_us, delta, "timing",
-                          _verdict(delta, threshold_pct, beyond), noise, beyond, b_ncu, n_ncu,
-                          note, None, None, *counts)
+    interval = timing_interval(base, new)
+    if interval is not None:
+        low, high = 100 * (interval.low - 1), 100 * (interval.high - 1)
+        how = (f"the change lies in {low:+.1f}%..{high:+.1f}% (the 95% interval of "
+               f"{interval.n_base} + {interval.n_new} samples, widened to every pair of runs)")
+    elif noise is not None:
+        low, high = delta - noise, delta + noise
+        how = f"the noise is ±{noise:.1f}%"
+    else:
+        low = high = delta
+        how = "no noise estimate"
+    beyond = low > 0 or high < 0
+    decided = verdict(delta, threshold_pct, (low, high))
+    note = (f"median of {len(base.runs)} + {len(new.runs)} timing runs; {how}: "
+            + _noise_words(decided, beyond, "the noise"))
+    shown = interval is not None  # an interval of the change, not the ± of the noise
+    return DurationChange(b.median_us, n.median_us, delta, "timing", decided, noise, beyond,
+                          b_ncu, n_ncu, note, low if shown else None, high if shown else None,
+                          *counts)
 
 
-def _verdict(delta_pct: float, threshold_pct: float, beyond_noise: bool | None) -> str:
-    if beyond_noise is False:
-        return UNCHANGED
+def timing_interval(base: Timing, new: Timing) -> stats.RatioEstimate | None:
+    """The interval of the ratio new/base from timing runs that kept their samples: the
+    Hodges-Lehmann interval of the pooled samples, widened to the ratio of every pair of runs'
+    medians. None where a side kept no samples (or a time is not positive)."""
+    b_samples = [s for r in base.runs for s in r.samples_us]
+    n_samples = [s for r in new.runs for s in r.samples_us]
+    launches = stats.shift_ratio(b_samples, n_samples, CONFIDENCE) if b_samples and \
+        n_samples else None
+    b_runs, n_runs = [r.median_us for r in base.runs], [r.median_us for r in new.runs]
+    if launches is None or min(b_runs + n_runs) <= 0:
+        return None
+    runs = stats.RatioEstimate(statistics.median(n_runs) / statistics.median(b_runs),
+                               min(n_runs) / max(b_runs), max(n_runs) / min(b_runs),
+                               CONFIDENCE, len(b_runs), len(n_runs))
+    return stats.widest(launches, runs)
+
+
+def verdict(delta_pct: float, threshold_pct: float,
+            interval: tuple[float, float] | None = None) -> str:
+    """The rule on a change (% of base) and its interval (low, high, %; None without a noise
+    estimate: the threshold alone). See the module docstring."""
+    if interval is not None:
+        low, high = interval
+        if low <= 0 <= high:  # no change is within the noise
+            return UNCHANGED if -threshold_pct <= low and high <= threshold_pct else UNDECIDED
     if delta_pct > threshold_pct:
         return REGRESSION
     if delta_pct < -threshold_pct:
         return IMPROVEMENT
     return UNCHANGED
+
+
+def _noise_words(decided: str, beyond: bool, noise: str) -> str:
+    if decided == UNDECIDED:
+        return f"too noisy to decide: {noise} swamps the difference"
+    return f"{'beyond' if beyond else 'within'} {noise}"

@@ -7,6 +7,7 @@ results speak to) comes from the target that owns the side's recorded collector.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from pragma_ncu import backends
 from pragma_ncu.backends import diagnose_in
-from pragma_ncu.backends.base import Target
+from pragma_ncu.backends.base import Target, UsageError
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.causes import (
@@ -32,6 +33,7 @@ from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    UNDECIDED,
     DurationChange,
     GroupTriage,
     KernelMatch,
@@ -42,8 +44,17 @@ from pragma_ncu.triage.report import (
 )
 
 DEFAULT_THRESHOLD_PCT = 5.0
+MAX_THRESHOLD_PCT = 1000.0  # a slowdown of 11x: beyond it no threshold is a gate
 PAIRED_BY_NAME = "paired by --kernel OLD=NEW"
 ONE_SIDE_EXPLAINED = 6  # kernels on one side only given their own top cause, costliest first
+
+
+def check_threshold(threshold_pct: float) -> None:
+    """A threshold is a finite percentage from 0 to MAX_THRESHOLD_PCT: at NaN no slowdown
+    exceeds it, and a gate that can never fail is no gate."""
+    if not (math.isfinite(threshold_pct) and 0 <= threshold_pct <= MAX_THRESHOLD_PCT):
+        raise UsageError(f"threshold {threshold_pct!r}: expected a percentage from 0 to "
+                         f"{MAX_THRESHOLD_PCT:g}", option="--threshold")
 
 
 def triage(base: Side, new: Side, knowledge: Knowledge, *,
@@ -52,11 +63,14 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     """Compare every kernel group BASE and NEW have in common. `kernel` keeps only kernels of
     that name (or part of it) and explains them whatever their verdict, or pairs two names as
     "OLD=NEW"; `by_order` pairs groups by order of first launch instead of by name. Raises
-    TriageError when nothing can be compared."""
+    TriageError when nothing can be compared, UsageError for a threshold that is not a
+    percentage (check_threshold)."""
+    check_threshold(threshold_pct)
     base_name, _, new_name = (kernel or "").partition("=")
-    gb = group_launches(select(base, base_name or None), reader(base).launch_duration_us)
-    gn = group_launches(select(new, (new_name or base_name) or None),
-                        reader(new).launch_duration_us)
+    gb = timed(group_launches(select(base, base_name or None), reader(base).launch_duration_us),
+               base)
+    gn = timed(group_launches(select(new, (new_name or base_name) or None),
+                              reader(new).launch_duration_us), new)
     if "=" in (kernel or ""):
         matching = match_by_order(gb, gn, PAIRED_BY_NAME)
     else:
@@ -79,7 +93,17 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
                 **one_side_causes(added, new, full_n, knowledge)}
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
-                        one_side)
+                        one_side, reader(new).device_word)
+
+
+def timed(groups: Sequence[KernelGroup], side: Side) -> tuple[KernelGroup, ...]:
+    """The groups whose collector measured no launch's duration (a CPU's) timed by the side's
+    timing runs of their kernel, so that their time is the one measured, not 0."""
+    out = []
+    for g in groups:
+        timing = side.timing_for(g.launches[0]) if not g.durations_us else None
+        out.append(replace(g, timing_us=timing.median_us) if timing is not None else g)
+    return tuple(out)
 
 
 def reader(side: Side) -> Target:
@@ -112,9 +136,11 @@ def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
 
 
 def _rank(g: GroupTriage) -> tuple[int, float, str]:
-    """Regressions by time lost, then improvements by time saved, then the rest by size."""
-    order = {REGRESSION: (0, -g.delta_us), IMPROVEMENT: (1, g.delta_us)}
-    first, second = order.get(g.verdict, (2, -g.match.base.total_us))
+    """Regressions by time lost, then improvements by time saved, then those too noisy to
+    decide and the unchanged, each by size."""
+    order = {REGRESSION: (0, -g.delta_us), IMPROVEMENT: (1, g.delta_us),
+             UNDECIDED: (2, -g.match.base.total_us)}
+    first, second = order.get(g.verdict, (3, -g.match.base.total_us))
     return first, second, g.name
 
 
@@ -210,7 +236,7 @@ def common_notes(groups: Sequence[GroupTriage]) -> tuple[str, ...]:
 
 def unexplained_for_lack_of_metrics(triaged: GroupTriage) -> bool:
     """A changed group with no cause found where the NEW report lacks the metrics to look."""
-    return (triaged.verdict != UNCHANGED and triaged.detail is not None
+    return (triaged.verdict in (REGRESSION, IMPROVEMENT) and triaged.detail is not None
             and triaged.top_cause is None and bool(triaged.detail.unassessed))
 
 

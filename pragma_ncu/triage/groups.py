@@ -92,6 +92,9 @@ class KernelGroup:
     config: LaunchConfig
     launches: tuple[KernelProfile, ...]
     durations: tuple[float | None, ...]  # each launch's, in µs (None: not measured)
+    # the median of the side's timing runs of this kernel, in µs, where its collector
+    # measured no launch's duration (a CPU's: perf counts events, cachegrind simulates them)
+    timing_us: float | None = None
 
     @property
     def durations_us(self) -> tuple[float, ...]:
@@ -104,12 +107,17 @@ class KernelGroup:
 
     @property
     def total_us(self) -> float:
-        """GPU time of the whole group: the sum of its launches' durations."""
-        return sum(self.durations_us)
+        """Device time of the whole group: the sum of its launches' durations, else its
+        timing's median for each launch (0 where neither was measured)."""
+        if self.durations_us:
+            return sum(self.durations_us)
+        return (self.timing_us or 0.0) * self.count
 
     @property
     def median_us(self) -> float:
-        return statistics.median(self.durations_us) if self.durations_us else 0.0
+        if self.durations_us:
+            return statistics.median(self.durations_us)
+        return self.timing_us or 0.0
 
     @property
     def base_name(self) -> str:

@@ -18,6 +18,8 @@ from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import GroupMatch
 
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
+UNDECIDED = "undecided"  # the noise swamps the difference: too noisy to decide (exit 0)
+VERDICTS = (REGRESSION, IMPROVEMENT, UNDECIDED, UNCHANGED)
 ADDED, REMOVED = "added", "removed"
 EXIT_OK, EXIT_REGRESSION, EXIT_INPUT = ExitStatus.OK, ExitStatus.VERDICT, ExitStatus.INPUT
 TIMING_SCHEMA = 1
@@ -139,7 +141,7 @@ class DurationChange:
     delta_pct: float  # (new - base) / base; on "launches", the Hodges-Lehmann ratio - 1
     basis: str  # "timing" (timing.json runs on both sides), "launches" (the group's launches
     #             on each side as samples) or "ncu" (too few launches: threshold alone)
-    verdict: str  # REGRESSION, IMPROVEMENT or UNCHANGED
+    verdict: str  # REGRESSION, IMPROVEMENT, UNCHANGED or UNDECIDED
     noise_pct: float | None = None  # the noise margin, % of base (timing basis only)
     beyond_noise: bool | None = None  # None without a noise estimate
     ncu_base_us: float | None = None  # ncu's median gpu__time_duration.sum, for reference
@@ -296,7 +298,7 @@ class GroupTriage:
 
     @property
     def delta_us(self) -> float:
-        """GPU time the application gained (+) or saved (-) in this group."""
+        """Device time the application gained (+) or saved (-) in this group."""
         return self.match.new.total_us - self.match.base.total_us
 
     @property
@@ -329,7 +331,8 @@ class GroupTriage:
 class TriageReport:
     """The comparison of two sides, kernel group by kernel group; `kernels` are the matched
     groups, regressions first (most time lost first), then improvements (most time saved
-    first), then the unchanged (largest first). `exit_code` is what the CLI exits with."""
+    first), then those too noisy to decide, then the unchanged (largest first). `exit_code` is
+    what the CLI exits with: a group too noisy to decide never fails the gate."""
 
     base: Side
     new: Side
@@ -339,6 +342,7 @@ class TriageReport:
     added: tuple[KernelGroup, ...] = ()
     notes: tuple[str, ...] = ()
     one_side_causes: dict[str, str] = field(default_factory=dict)  # signature -> top cause
+    device_word: str = "GPU"  # how the sides' target names its device ("GPU", "CPU")
 
     def count(self, verdict: str) -> int:
         return sum(1 for k in self.kernels if k.verdict == verdict)
@@ -348,17 +352,17 @@ class TriageReport:
 
     @property
     def removed_us(self) -> float:
-        """GPU time of the kernels on BASE only."""
+        """Device time of the kernels on BASE only."""
         return sum(g.total_us for g in self.removed)
 
     @property
     def added_us(self) -> float:
-        """GPU time of the kernels on NEW only."""
+        """Device time of the kernels on NEW only."""
         return sum(g.total_us for g in self.added)
 
     @property
     def base_total_us(self) -> float:
-        """GPU time of every launch of BASE (matched and removed groups)."""
+        """Device time of every launch of BASE (matched and removed groups)."""
         return sum(k.match.base.total_us for k in self.kernels) + self.removed_us
 
     @property
@@ -373,7 +377,7 @@ class TriageReport:
 
     @property
     def one_side_net_us(self) -> float:
-        """GPU time of the kernels on NEW only, less that of the kernels on BASE only."""
+        """Device time of the kernels on NEW only, less that of the kernels on BASE only."""
         return self.added_us - self.removed_us
 
     @property
@@ -401,7 +405,8 @@ class TriageReport:
                 "totals": {"base_us": tb, "new_us": tn, "delta_us": tn - tb,
                            "delta_pct": 100 * (tn - tb) / tb if tb else None,
                            "launches_base": nb, "launches_new": nn},
-                "summary": {**{v: self.count(v) for v in (REGRESSION, IMPROVEMENT, UNCHANGED)},
+                "device_word": self.device_word,
+                "summary": {**{v: self.count(v) for v in VERDICTS},
                             ADDED: len(self.added), REMOVED: len(self.removed)},
                 "one_side": {"added_us": self.added_us, "removed_us": self.removed_us,
                              "net_us": self.one_side_net_us,

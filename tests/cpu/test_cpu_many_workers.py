@@ -60,16 +60,29 @@ def serial(kernel: Path, env: dict[str, str], tmp_path_factory: pytest.TempPathF
     return _autotune(kernel, env, tmp_path_factory.mktemp("serial"))
 
 
+def decided(data: dict) -> bool:
+    """Whether the search's re-test decided: timed for real on a shared host, the winner is
+    accepted, or the re-test says it was too noisy to decide (and the incumbent stays): noise
+    never fails CI (issue 35). Anything else fails here."""
+    general = data["general"]
+    if general["accepted"]:
+        return True
+    assert general["comparison"]["outcome"] == "undecided", general
+    assert "too noisy to decide" in general["reason"], general["reason"]
+    return False
+
+
 def test_one_worker_finds_the_clear_winner(serial: dict) -> None:
-    assert serial["best_point"] == WINNER
-    assert serial["general"]["accepted"]
+    if decided(serial):
+        assert serial["best_point"] == WINNER
     assert not serial["workers"]  # no pool: the usual single worker
 
 
 def test_two_local_workers_find_the_same_winner(kernel: Path, env: dict[str, str],
                                                 serial: dict, tmp_path: Path) -> None:
     data = _autotune(kernel, env, tmp_path, "--workers", "2")
-    assert data["best_point"] == serial["best_point"] == WINNER
+    if decided(data) and decided(serial):
+        assert data["best_point"] == serial["best_point"] == WINNER
     measured = [e for e in data["evaluations"] if e["status"] != "infeasible"]
     assert len(measured) == 16 and all(e["status"] == "ok" for e in measured)
     assert {e["device"]["label"] for e in measured} == {"cpu0", "cpu1"}
@@ -77,7 +90,7 @@ def test_two_local_workers_find_the_same_winner(kernel: Path, env: dict[str, str
     assert sum(w["evaluated"] for w in data["workers"]) == 16
     assert data["points_per_s"] > 0
     table = json.loads(Path(data["files"]["table"]).read_text())
-    assert table["configs"]["n=65536,k=33"]["params"] == WINNER
+    assert table["configs"]["n=65536,k=33"]["params"] == data["best_point"]
 
 
 def test_a_local_ray_cluster_of_two_cpu_workers_finds_the_same_winner(
@@ -89,7 +102,8 @@ def test_a_local_ray_cluster_of_two_cpu_workers_finds_the_same_winner(
     finally:
         ray.shutdown()
     seconds = time.perf_counter() - start
-    assert data["best_point"] == serial["best_point"] == WINNER
+    if decided(data) and decided(serial):
+        assert data["best_point"] == serial["best_point"] == WINNER
     measured = [e for e in data["evaluations"] if e["status"] != "infeasible"]
     assert len(measured) == 16 and all(e["status"] == "ok" for e in measured)
     assert {e["device"]["label"] for e in measured} == {"cpu0", "cpu1"}
@@ -110,7 +124,9 @@ def test_tune_searches_on_both_workers_and_stores_who_measured_what(
     search = data["rounds"][1]["search"]
     assert search["evaluated"] == 16 and set(search["workers"]) == {"cpu0", "cpu1"}
     assert search["retested_on"] == "cpu0" and search["points_per_s"] > 0
-    assert data["rounds"][1]["decision"]["accepted"]
+    decision = data["rounds"][1]["decision"]  # faster, or too noisy to decide (never red)
+    assert decision["accepted"] or (decision["outcome"] == "undecided" and "too noisy to "
+                                    "decide" in decision["reason"]), decision["reason"]
     rows = Store.open(store).candidates(data["run"], 1)
     labels = {m["device"]["label"] for r in rows for m in r.measurements}
     assert labels == {"cpu0", "cpu1"}

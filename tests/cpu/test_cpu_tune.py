@@ -42,11 +42,19 @@ def tuned(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_tune_makes_the_naive_kernel_faster_beyond_noise(tuned: dict) -> None:
+    """Timed for real on a shared host: the round's candidate is accepted (some 4x to 14x
+    faster), or, where the host's noise swamps even that, the round says it was too noisy to
+    decide and the best stays; never rejected, and never a red CI from noise (issue 35)."""
     summary = tuned["run"]["summary"]
-    assert summary["speedup"] > 1.5, summary
     rounds = tuned["run"]["rounds"]
-    assert rounds[1]["decision"]["accepted"], rounds[1]["decision"]["reason"]
+    decision = rounds[1]["decision"]
     best = rounds[-1]["best_after"]
+    if decision["outcome"] == "undecided":
+        assert "too noisy to decide" in decision["reason"] and not decision["accepted"]
+        assert best["params"] == rounds[0]["best_after"]["params"]
+        return
+    assert decision["accepted"], decision["reason"]
+    assert summary["speedup"] > 1.5, summary
     assert best["verified"] and best["params"] != rounds[0]["best_after"]["params"]
 
 

@@ -5,8 +5,12 @@ every error this package raises on purpose is of a kind that decides its status.
 from __future__ import annotations
 
 import ast
+import errno
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +24,9 @@ from pragma_ncu.cli.common import ContractGroup
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra import errors
 from pragma_ncu.infra.errors import ExitStatus, exit_status
+from pragma_ncu.infra.store import Store
 from pragma_ncu.profile.read import ReportError
+from tests.unit.test_trace import _write_run as write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "tests" / "fixtures" / "profiles"
@@ -111,6 +117,55 @@ def test_the_group_answers_what_a_command_lets_through(exc, status, words):
 def test_traceback_shows_a_bugs_traceback():
     result = CliRunner().invoke(_group(_raise(IndexError("boom"))), ["--traceback", "go"])
     assert isinstance(result.exception, IndexError)
+
+
+@pytest.mark.parametrize("flags", [[], ["--traceback"]])
+@pytest.mark.parametrize(("exc", "words"), [
+    (FileNotFoundError(errno.ENOENT, "No such file or directory", "/proc/x/y.html"),
+     "Error: /proc/x/y.html: No such file or directory"),
+    (PermissionError(errno.EACCES, "Permission denied", "/out/t.md"),
+     "Error: /out/t.md: Permission denied"),
+    (OSError(errno.ENOSPC, "No space left on device"),
+     "Error: cannot write the output (standard output or another stream): No space left on "
+     "device"),
+])
+def test_an_io_error_is_bad_input_in_one_line_with_and_without_traceback(exc, words, flags):
+    """Issue 35: `trace RUN -o /proc/x/y.html` and `explain ... > /dev/full` exited 70 ("a bug
+    in pragma-ncu"), and 1 with --traceback."""
+    result = CliRunner().invoke(_group(_raise(exc)), [*flags, "go"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == words and exit_status(exc) == 2
+
+
+def test_a_closed_pipe_is_still_clicks_to_answer():
+    """`pragma-ncu explain ... | head -1`: click's own answer, a quiet exit, no message."""
+    result = CliRunner().invoke(_group(_raise(BrokenPipeError(errno.EPIPE, "Broken pipe"))),
+                                ["go"])
+    assert result.exit_code == 1 and "Error" not in result.output
+
+
+def test_trace_to_an_unwritable_path_exits_2_naming_it(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    with Store.open(store) as db:
+        run = write_run(db)
+    for flags in ([], ["--traceback"]):
+        result = CliRunner().invoke(cli, [*flags, "trace", run, "--store", str(store),
+                                          "--format", "html", "-o", "/proc/x/y.html"])
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == "Error: /proc/x: No such file or directory"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("flags", [[], ["--traceback"]])
+def test_explain_to_a_full_disk_exits_2_in_one_line(flags):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "pragma_ncu", *flags, "explain",
+                               str(PROFILES / "uncoalesced")], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("Error: cannot write the output (standard output or another "
+                                   "stream): No space left on device")
 
 
 def test_the_cli_is_a_contract_group_with_traceback():

@@ -120,7 +120,7 @@ def test_all_lists_every_group_and_markdown_says_the_same():
     assert len(set(shown_groups(torch.output))) == 14  # names of up to 1,000 characters
     md = run(report, "--format", "md").output
     assert md.startswith("### GPU time 9.41 ms") and md.count("\n| ") == 11  # header + 10
-    assert "| norm_scale " in md and "small_grid" in md
+    assert "| `norm_scale` " in md and "small_grid" in md
 
 
 def test_kernel_gives_the_groups_full_per_kernel_section():

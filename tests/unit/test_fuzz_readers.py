@@ -212,9 +212,14 @@ def _fake_ncu(folder: Path) -> dict[str, str]:
     return {"PRAGMA_NCU_NCU": str(ncu), "PRAGMA_NCU_NCU_PYTHON": str(folder / "py")}
 
 
-@pytest.mark.parametrize("content", ["png", "empty", "json", "truncated"])
-def test_a_bad_ncu_rep_is_bad_input_with_ncu_and_the_environment_without(tmp_path, content):
+@pytest.mark.parametrize("content", ["png", "empty", "json", "random", "truncated"])
+def test_a_bad_ncu_rep_is_bad_input_with_ncu_and_without_unless_only_ncu_can_tell(
+        tmp_path, content):
+    """Issue 35: an empty or random .ncu-rep said "install Nsight Compute" (exit 3) without
+    ncu. A file that does not start as a report does is not one, with ncu or without (exit 2);
+    only a truncated report, which starts right, needs ncu to be told apart (exit 3 without)."""
     data = {"png": PNG, "empty": b"", "json": _profile_text().encode(),
+            "random": bytes(range(256)) * 8,
             "truncated": _cut((SILU / "report.ncu-rep").read_bytes(), 0.3)}[content]
     report = tmp_path / f"{content}.ncu-rep"
     report.write_bytes(data)
@@ -224,7 +229,12 @@ def test_a_bad_ncu_rep_is_bad_input_with_ncu_and_the_environment_without(tmp_pat
         assert result.exit_code == 2, result.output
         _one_error_line(result)
         without = _invoke(*args, env={"PRAGMA_NCU_NCU": str(tmp_path / "no-ncu")})
-        assert without.exit_code == 3 and "needs Nsight Compute" in without.stderr
+        if content == "truncated":
+            assert without.exit_code == 3 and "needs Nsight Compute" in without.stderr
+        else:
+            assert without.exit_code == 2 and "not a report" in without.stderr
+            assert "Nsight Compute" not in without.stderr.replace("an Nsight Compute report",
+                                                                  "")
         _one_error_line(without)
 
 

@@ -137,3 +137,21 @@ def test_a_kernel_file_that_is_not_there_is_an_input_error(tmp_path: Path) -> No
     (tmp_path / "k.cu").unlink()
     with pytest.raises(InputError, match="kernel.source"):
         api.load(spec)
+
+
+@pytest.mark.parametrize("args", [["bench", "--kernel", "{d}"], ["tune", "--kernel", "{d}"],
+                                  ["profile", "--kernel", "{d}"], ["init", "{d}"],
+                                  ["explain", "{d}.cu"], ["triage", "{d}.cu", "{d}.cu"]])
+def test_a_directory_given_as_the_kernel_says_it_is_a_directory(tmp_path: Path,
+                                                                 args: list[str]) -> None:
+    """Issue 35: a directory given as the kernel said "kernel file not found"."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    for folder in (tmp_path / "src", tmp_path / "src.cu"):
+        folder.mkdir(exist_ok=True)
+    result = CliRunner().invoke(cli, [a.format(d=tmp_path / "src") for a in args])
+    assert result.exit_code == 2, result.output
+    assert "is a directory, not a kernel file" in result.output
+    assert "not found" not in result.output

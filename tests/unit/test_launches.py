@@ -18,6 +18,7 @@ from pragma_ncu.profile.csv_reader import dump_pages
 from pragma_ncu.profile.demangle import demangle
 from pragma_ncu.profile.launches import LIGHT_METRICS, csv_launches
 from pragma_ncu.profile.read import ReportError, read_csv_file, read_csv_folder, read_launches
+from tests.synthetic_app import reordered
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus" / "default" / "first"
@@ -55,7 +56,7 @@ def test_a_raw_page_file_alone_and_bad_pages(tmp_path):
     launches = read_launches(raw, load_settings())
     assert len(launches.profile.kernels) == 47
     assert launches.full([0])[0] == read_csv_file(raw).kernels[0]
-    with pytest.raises(ValueError, match="no ID header"):
+    with pytest.raises(ValueError, match="header has no 'ID' and 'Kernel Name' column"):
         csv_launches("a,b\n1,2\n", "")
     with pytest.raises(ValueError, match="details"):
         csv_launches(page(CORPUS, "raw"), "x,y\n1,2\n")
@@ -77,6 +78,18 @@ def test_a_truncated_row_is_an_error_naming_it_in_both_reads():
         csv_launches(cut, "")
     with pytest.raises(ValueError, match="record 4 of the raw page"):
         dump_pages(cut, "")
+
+
+@pytest.mark.parametrize("order", ["reversed", "rotated"])
+def test_pages_with_their_columns_in_another_order_read_the_same(tmp_path, order):
+    """Issue 35: columns are found by their header's name in every page and both reads."""
+    folder = PROFILES / "layernorm"  # its source rows all fit the header
+    for name in ("raw", "details", "source"):
+        (tmp_path / f"{name}.csv").write_text(reordered(page(folder, name), order))
+    whole = read_csv_folder(folder)
+    assert read_csv_folder(tmp_path).kernels == whole.kernels
+    assert whole.kernels[0].hotspots  # the source page was read
+    assert read_launches(tmp_path, load_settings()).full([0])[0] == whole.kernels[0]
 
 
 # --- ncu_report's two passes, on a fake module ---------------------------------------------------
@@ -159,8 +172,9 @@ def test_demangling_through_cxxfilt():
 # --- a .ncu-rep through a stand-in ncu_report, end to end (subprocesses included) -------------
 
 FAKE_NCU_REPORT = '''
-"""A stand-in for ncu's ncu_report module (tests only): a "report" is a JSON list of actions,
-each {"name", "metrics": {name: [value, unit]}}; every metric read is logged beside it."""
+"""A stand-in for ncu's ncu_report module (tests only): a "report" is a report's first bytes
+(NVR and a NUL) then a JSON list of actions, each {"name", "metrics": {name: [value, unit]}};
+every metric read is logged beside it."""
 import json
 
 
@@ -228,7 +242,7 @@ class _Context:
 
 def load_report(path):
     log = open(path + ".read.log", "a")
-    return _Context([_Action(a, log) for a in json.load(open(path))])
+    return _Context([_Action(a, log) for a in json.loads(open(path, "rb").read()[4:])])
 '''
 
 
@@ -249,7 +263,7 @@ def test_an_ncu_rep_is_read_light_then_full_through_ncu_report(tmp_path):
         "gpu__time_duration.sum": [1000.0 + i, "nsecond"], "launch__grid_size": [64, ""],
         "sm__heavy_metric": [float(i), ""]}} for i in range(30)]
     report = tmp_path / "app.ncu-rep"
-    report.write_text(json.dumps(actions))
+    report.write_bytes(b"NVR\x00" + json.dumps(actions).encode())  # starts as a report does
     settings = settings_from({**os.environ, "PRAGMA_NCU_NCU": str(ncu),
                               "PRAGMA_NCU_NCU_PYTHON": str(tmp_path / "py")})
     launches = read_launches(report, settings, reader="ncu_report")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,10 @@ from pragma_ncu.api import explain, triage
 from pragma_ncu.infra.store import RunRow
 from pragma_ncu.measure.records import RoundRecord
 from pragma_ncu.measure.traces import Trace
+from pragma_ncu.profile.read import read_csv_folder
 from pragma_ncu.report import markdown as md
+from pragma_ncu.report.application import groups_text
+from pragma_ncu.report.application import overview_markdown as app_overview_markdown
 from pragma_ncu.report.diagnosis import explain_markdown
 from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.report.triage import report_markdown
@@ -129,14 +133,19 @@ def test_names_keep_their_brackets_and_a_rule_is_named_once() -> None:
     pipeline = triage(FIXTURES / "apps" / "pipeline" / "base",
                       FIXTURES / "apps" / "pipeline" / "new")
     doc = overview_markdown(pipeline)
-    assert "ncu now reports: WorkloadImbalance (est. 7%)." in doc  # was named three times
+    assert "ncu now reports: WorkloadImbalance (est. 7%)." in flat(doc)  # was named 3 times
     assert "<summary>histogram256: regression" in doc
     detail = report_markdown(pipeline)
     assert "## histogram256  [same kernel]  REGRESSION" in detail
-    assert detail.count("ncu now reports: WorkloadImbalance (est. 7%).") == 1
+    assert flat(detail).count("ncu now reports: WorkloadImbalance (est. 7%).") == 1
     divergence = report_markdown(triage(FIXTURES / "regressions" / "divergence" / "base",
                                         FIXTURES / "regressions" / "divergence" / "new"))
     assert "(`for (int it = 0; it < iters; it += 2) {`)" in divergence  # was &lt; in the span
+
+
+def flat(doc: str) -> str:
+    """A document's words one space apart: what it says, whatever its lines' width."""
+    return " ".join(doc.split())
 
 
 @pytest.mark.parametrize("folder", PROFILES, ids=lambda p: p.name)
@@ -148,10 +157,110 @@ def test_explain_markdown_is_clean(folder: Path) -> None:
         assert not repeated_rules(doc), repeated_rules(doc)
 
 
+def rendered(data: dict) -> str:
+    """The Markdown of a trace recorded as JSON (docs/traces)."""
+    return render_markdown(Trace(RunRow(**data["run"]),
+                                 tuple(RoundRecord.from_json(r) for r in data["rounds"])))
+
+
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_trace_markdown_is_clean(path: Path) -> None:
-    data = json.loads(path.read_text())
-    trace = Trace(RunRow(**data["run"]), tuple(RoundRecord.from_json(r) for r in data["rounds"]))
-    doc = render_markdown(trace)
+    doc = rendered(json.loads(path.read_text()))
     assert not problems(doc), problems(doc)
     assert not [b for b in repeated_rules(doc) if "citations" not in b]
+
+
+# --- names in every Markdown output (issue 35) ---------------------------------------------------
+
+HOSTILE = 'k"><img src=x onerror=alert(1)>|`x`'
+
+
+def _only_in_code(doc: str) -> None:
+    """Nothing of a hostile name opens a tag: outside code it is escaped (`\\<img`), inside an
+    HTML line it is entities (problems() checks both)."""
+    assert not problems(doc), problems(doc)
+
+
+def test_explain_markdown_escapes_the_kernel_name() -> None:
+    """Issue 35: `explain --format md` put kernel names in raw (`## \\`NAME\\``)."""
+    kernel, diagnosis = explain(FIXTURES / "profiles" / "uncoalesced").kernels[0]
+    doc = explain_markdown(diagnosis, replace(kernel, name=HOSTILE, display_name=HOSTILE))
+    _only_in_code(doc)
+    assert doc.startswith(f"## {md.code(HOSTILE)}\n")
+
+
+def test_application_markdown_escapes_kernel_and_file_names() -> None:
+    profile = read_csv_folder(FIXTURES / "apps" / "pipeline" / "base")
+    renamed = tuple(replace(k, name=f"{HOSTILE}{k.name}", display_name=f"{HOSTILE}{k.name}",
+                            mangled="") for k in profile.kernels)
+    profile = replace(profile, kernels=renamed, report=f"<script>{HOSTILE}</script>/app")
+    found = explain(profile)
+    assert found.application is not None
+    for doc in (app_overview_markdown(found.application, profile, show_all=True),
+                groups_text(found.application, markdown=True)):
+        _only_in_code(doc)
+
+
+def test_trace_markdown_escapes_kernel_file_and_variant_names() -> None:
+    """Issue 35: `<summary>source of k"><img src=x onerror=...>` in the trace's Markdown."""
+    data = json.loads((ROOT / "docs" / "traces" / "fused_add_rmsnorm-template.h200.json")
+                      .read_text())
+    data["run"].update(kernel=HOSTILE, spec_path=f"/specs/{HOSTILE}.toml",
+                       device=f"<b>{HOSTILE}</b>")
+    for r in data["rounds"]:
+        r["variant"].update(name=HOSTILE, filename=f"{HOSTILE}.cu")
+    doc = rendered(data)
+    _only_in_code(doc)
+    assert '<summary>source of k"&gt;&lt;img src=x onerror=alert(1)&gt;|`x`.cu</summary>' in doc
+
+
+# --- prose wrapped to 100 columns, tables and code whole (issue 35) -------------------------------
+
+
+def long_prose(doc: str, width: int = md.PROSE_WIDTH) -> list[str]:
+    """Prose lines longer than `width` (outside fenced code, tables, headings and HTML lines)
+    that a break could have shortened: a line held long by one word or code span longer than
+    half the width (a metric formula, a URL) is not one."""
+    out, fenced = [], False
+    for line in doc.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or len(line) <= width or line.lstrip().startswith(("|", "#", "<")):
+            continue
+        if any(len(part) > width // 2 for part in re.findall(r"`[^`]+`|\S+", line)):
+            continue
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_trace_markdown_prose_is_wrapped(path: Path) -> None:
+    """Issue 35: the trace's Markdown had lines of 1,033 characters."""
+    doc = rendered(json.loads(path.read_text()))
+    assert not long_prose(doc), long_prose(doc)
+    assert max(len(line) for line in doc.splitlines()) > md.PROSE_WIDTH  # tables, code whole
+
+
+def test_explain_and_triage_markdown_prose_is_wrapped() -> None:
+    for kernel, diagnosis in explain(FIXTURES / "profiles" / "uncoalesced").kernels:
+        assert not long_prose(explain_markdown(diagnosis, kernel))
+    pipeline = triage(FIXTURES / "apps" / "pipeline" / "base",
+                      FIXTURES / "apps" / "pipeline" / "new")
+    for doc in (overview_markdown(pipeline, show_all=True), report_markdown(pipeline)):
+        assert not long_prose(doc), long_prose(doc)
+
+
+def test_wrapping_keeps_blocks_spans_and_list_items_whole() -> None:
+    doc = "\n".join(["- item " + "word " * 30 + "- not a list", "> note: " + "q " * 60,
+                     "```", "x " * 80, "```", "| a | " + "y " * 60 + "|",
+                     "text `a span with spaces " + "s" * 20 + "` " + "t " * 40])
+    wrapped = md.wrap(doc)
+    lines = wrapped.splitlines()
+    assert lines[0].startswith("- item") and lines[1].startswith("  ")  # under its text
+    assert not any(line.lstrip().startswith("- not") for line in lines)  # no new list item
+    assert any(line.startswith("> q") for line in lines)  # a quote goes on as a quote
+    assert "x " * 80 in wrapped and "| a | " + "y " * 60 + "|" in wrapped  # code, table whole
+    assert "`a span with spaces " + "s" * 20 + "`" in wrapped  # a span is never broken
+    unquoted = [" ".join(re.sub(r"(?m)^> ?", "", d).split()) for d in (wrapped, doc)]
+    assert unquoted[0] == unquoted[1]  # only line breaks (and a quote's markers) changed

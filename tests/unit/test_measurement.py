@@ -67,6 +67,24 @@ def test_wrong_answer_message():
                    "max rel err 0.25; first at index 7: got 1.5, expected 1.0")
 
 
+def test_a_nan_in_the_reference_is_said_not_shown_as_an_error_of_0():
+    """Issue 35: a NaN the reference returned showed as "max abs err 0" (the errors are of the
+    finite elements)."""
+    o = out("y", bad=5, first_bad=3, sample_out=1.0, sample_ref=float("nan"))
+    status, msg = classify_check((o,), (), (), 0.0)
+    assert status is Status.WRONG_ANSWER and "max abs err" not in msg
+    assert msg == ("y: 5 of 1000 elements outside tolerance (allowed 0), the reference returned "
+                   "NaN where the kernel did not (a NaN must meet a NaN: fix the reference, or "
+                   "its inputs); first at index 3: got 1.0, expected nan")
+    kernel_nan = out("y", bad=2, max_abs=0.5, max_rel=0.1, first_bad=0,
+                     sample_out=float("nan"), sample_ref=2.0)
+    assert "the kernel returned NaN where the reference did not; max abs err 0.5" in \
+        classify_check((kernel_nan,), (), (), 0.0)[1]
+    infinite = out("y", bad=1, first_bad=9, sample_out=float("inf"), sample_ref=1.0)
+    assert "no finite element is off: the mismatches are NaN or infinity" in \
+        classify_check((infinite,), (), (), 0.0)[1]
+
+
 def test_wrong_answer_without_first_bad():
     status, msg = classify_check((out("y", bad=2, max_abs=3.0, max_rel=1e-3),), (), (), 0.0)
     assert status is Status.WRONG_ANSWER

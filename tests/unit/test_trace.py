@@ -144,14 +144,15 @@ def test_markdown_shows_rounds_both_columns_citations_and_verdicts(store_path: P
     assert re.search(r"dram__throughput\S* *\| 50 *\| 91\.5 *\| \+83\.0%", round1)
     assert "`VEC`: 2, 4, 8 → 8, 16 — best at the edge" in round1
     assert "**accepted**: 1.77× faster" in round1
-    assert f"cites `{ENTRY}`" in md and f"`{ENTRY}` — Long scoreboard stalls: Warps" in md
-    assert "`stall_long_sb` = 61%" in md
+    flat = " ".join(md.split())  # prose is wrapped at 100 columns
+    assert f"cites `{ENTRY}`" in flat and f"`{ENTRY}` — Long scoreboard stalls: Warps" in flat
+    assert "`stall_long_sb` = 61%" in flat
     round2 = md.split("## Round 2")[1].split("## Round 3")[0]
     assert f"**Candidate failed:** {FAILURE}" in round2 and "**not accepted**" in round2
     assert "**repair route:** coder" in round2
     assert "| coder | gpt-test | 1200 | 800 | 4.2 s | 2 | ok |" in md
-    assert "pruned 2 (registers 2), failed 1 (wrong_answer 1)" in md
-    assert "what an LLM would have added:** an LLM could have tried" in md
+    assert "pruned 2 (registers 2), failed 1 (wrong_answer 1)" in flat
+    assert "what an LLM would have added:** an LLM could have tried" in flat
     assert "- **baseline → best:** 64.10 → 36.20 µs, speedup **1.77×** (best from round 1)" in md
     assert md.count("<details>") == 2  # the original and the rewrite, each once
 

@@ -24,6 +24,7 @@ from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
     UNCHANGED,
+    UNDECIDED,
     DurationChange,
     KernelMatch,
     Side,
@@ -148,10 +149,19 @@ def test_timing_noise_covers_run_to_run_spread():
     assert t.pooled().iqr_us == t.noise_us and t.pooled().reps == 90
 
 
-def test_a_difference_within_the_noise_is_unchanged_even_above_the_threshold():
+def test_a_difference_the_noise_swamps_is_too_noisy_to_decide_never_a_regression():
+    """Issue 35: an 8% change inside a ±43% noise was called unchanged (no regression, exit
+    0) though a 40% regression was as plausible; it is too noisy to decide (still exit 0)."""
     d = duration_change(pair(), timing("k", 100, 100, 100, spread=0.2),
                         timing("k", 108, 108, 108, spread=0.2), threshold_pct=5)
     assert d.basis == "timing" and d.delta_pct == pytest.approx(8.0)
+    assert d.beyond_noise is False and d.verdict == UNDECIDED
+    assert "too noisy to decide: the noise swamps the difference" in d.note
+
+
+def test_a_difference_within_a_noise_below_the_threshold_is_unchanged():
+    d = duration_change(pair(), timing("k", 100, 100, 100, spread=0.01),
+                        timing("k", 100.5, 100.5, 100.5, spread=0.01), threshold_pct=5)
     assert d.beyond_noise is False and d.verdict == UNCHANGED and "within the noise" in d.note
 
 

@@ -19,7 +19,7 @@ from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.triage.engine import triage
 from pragma_ncu.triage.load import read_side
-from tests.synthetic_app import Launch, noisy, raw_page, write_side
+from tests.synthetic_app import Launch, noisy, raw_page, reordered, write_side
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "fixtures" / "apps"
@@ -108,6 +108,53 @@ def test_display_units_pages_give_the_same_verdicts(tmp_path, pipeline_json):
                         for k in pipeline_json["kernels"]}
 
 
+def reordered_sides(tmp_path: Path, **orders: str) -> tuple[Path, Path]:
+    """Both sides of the recorded pipeline with their pages (`orders`: page -> order)
+    rewritten by `reordered`."""
+    for side in ("base", "new"):
+        (tmp_path / side).mkdir()
+        for name, order in orders.items():
+            text = gzip.decompress((PIPELINE / side / f"{name}.csv.gz").read_bytes()).decode()
+            (tmp_path / side / f"{name}.csv").write_text(reordered(text, order))
+    return tmp_path / "base", tmp_path / "new"
+
+
+@pytest.mark.parametrize("order", ["reversed", "rotated"])
+def test_pages_with_their_columns_in_another_order_give_the_same_triage(tmp_path, order,
+                                                                         pipeline_json):
+    """Issue 35: the kernel name was read by position, so a page whose columns ncu (or a
+    spreadsheet) put in another order gave "22 -> 6 kernels, 16 removed", a false regression;
+    with ID not first the page was "no ID header"."""
+    result = run(*reordered_sides(tmp_path, raw=order, details=order), "--format", "json")
+    assert result.exit_code == 1, result.output
+    again = json.loads(result.output)
+    for key in ("verdict", "totals", "summary", "kernels", "added", "removed"):
+        assert again[key] == pipeline_json[key], key
+
+
+@pytest.mark.parametrize(("page", "column"), [("raw", "Kernel Name"), ("raw", "ID"),
+                                              ("details", "Kernel Name")])
+def test_a_page_without_a_column_the_reader_needs_is_refused_naming_it(tmp_path, page, column):
+    orders = {"raw": "rotated", "details": "reversed", page: f"drop:{column}"}
+    base, new = reordered_sides(tmp_path, **orders)
+    result = run(base, new)
+    assert result.exit_code == 2, result.output
+    assert f"BASE: {base / page}.csv: the {page} page's header has no '{column}' column" \
+        in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_raw_page_of_a_header_only_says_it_has_no_launch_rows(tmp_path):
+    """Issue 35: a header-only page said "(no ID header)" although its header has ID."""
+    text = gzip.decompress((PIPELINE / "base" / "raw.csv.gz").read_bytes()).decode()
+    for rows in (1, 2):  # the header alone, the header and its units row
+        (tmp_path / "raw.csv").write_text("\n".join(text.splitlines()[:rows]) + "\n")
+        result = run(tmp_path, PIPELINE / "new")
+        assert result.exit_code == 2, result.output
+        assert "has its header but no launch rows" in result.output, result.output
+        assert "no ID" not in result.output
+
+
 def test_a_raw_page_alone_is_demangled_and_matched(tmp_path, pipeline_json):
     if load_settings().cxxfilt is None:
         pytest.skip("no c++filt: names stay mangled (said in a note)")
@@ -133,7 +180,7 @@ def test_drilling_into_one_kernel_gives_the_full_detail():
 
 def test_top_and_all_choose_the_rows():
     one = run(PIPELINE / "base", PIPELINE / "new", "--top", "1")
-    assert "2 more changed kernel groups" in one.output
+    assert "2 more kernel groups changed" in one.output
     every = run(PIPELINE / "base", PIPELINE / "new", "--all")
     assert "Unchanged:" in every.output and "kernel groups unchanged" not in every.output
     assert sum(1 for line in every.output.splitlines() if line[:5].strip().isdigit()) == 21

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from pragma_ncu import api
+from pragma_ncu.backends.base import UsageError
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.store import Store
 from pragma_ncu.measure.stats import summarize
@@ -52,8 +54,8 @@ def test_a_regression_exits_1_with_json_naming_the_cause():
     assert k["verdict"] == "regression" and k["top_cause"] == "uncoalesced_access"
     assert k["duration"]["basis"] == "ncu" and k["duration"]["delta_pct"] > 100
     assert k["metrics"] and k["rules"] and k["lines"] and k["checks"] and k["diagnosis"]
-    assert data["summary"] == {"regression": 1, "improvement": 0, "unchanged": 0, "added": 0,
-                               "removed": 0}
+    assert data["summary"] == {"regression": 1, "improvement": 0, "undecided": 0,
+                               "unchanged": 0, "added": 0, "removed": 0}
 
 
 def test_threshold_decides_a_single_sample_comparison():
@@ -92,9 +94,11 @@ def test_timing_json_turns_the_verdict_into_a_noise_aware_one(tmp_path):
     assert d["delta_pct"] == pytest.approx(20.0, abs=0.5)
     noisy = copy_side("layernorm", tmp_path / "noisy", 60.0, 75.0, 50.0)
     result = run(base, noisy, "--format", "json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # noise never fails the gate
     d = json.loads(result.output)["kernels"][0]["duration"]
-    assert d["beyond_noise"] is False and d["verdict"] == "unchanged"
+    assert d["beyond_noise"] is False and d["verdict"] == "undecided"
+    text = run(base, noisy)
+    assert text.exit_code == 0 and "too noisy to decide" in text.output, text.output
 
 
 def test_timing_sidecars_are_found_beside_files_and_round_trip(tmp_path):
@@ -131,7 +135,7 @@ def assert_input_error(result: Result, *fragments: str) -> None:
 def test_missing_file(tmp_path):
     assert_input_error(run(tmp_path / "nope.ncu-rep", FIXTURES / "atomics"),
                        "BASE", "no such file or folder")
-    assert_input_error(run(FIXTURES / "atomics", tmp_path / "gone.cu"), "no such file")
+    assert_input_error(run(FIXTURES / "atomics", tmp_path / "gone.cu"), "kernel file not found")
 
 
 def test_a_file_that_is_not_a_report(tmp_path):
@@ -175,3 +179,68 @@ def test_bad_options_are_usage_errors():
     assert result.exit_code == 2
     result = run(FIXTURES / "atomics", FIXTURES / "atomics", "--format", "xml")
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("threshold", ["nan", "NaN", "inf", "-inf", "1e9"])
+def test_a_threshold_that_is_not_a_percentage_is_a_usage_error(threshold):
+    """Issue 35: `--threshold nan` said "no regression at nan%" and exited 0 on a pair that
+    regresses by +11,159% (NaN fails every comparison, so no bound refused it)."""
+    args = (FIXTURES / "bandwidth_ok", FIXTURES / "uncoalesced", "--kernel",
+            "bandwidth_ok=uncoalesced")
+    result = run(*args, "--threshold", threshold)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--threshold'" in result.output
+    assert "no regression" not in result.output
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    ("triage", "--timeout"), ("explain", "--ceiling-gbps"), ("explain", "--timeout"),
+    ("profile", "--timeout"), ("bench", "--timeout"), ("bench", "--budget-ms"),
+    ("tune", "--target"), ("tune", "--time-budget"), ("tune", "--llm-timeout"),
+    ("autotune", "--time-budget"), ("autotune", "--timeout")])
+def test_every_float_option_takes_only_a_finite_number(command, option):
+    args = {"triage": [FIXTURES / "atomics", FIXTURES / "atomics"],
+            "explain": [FIXTURES / "atomics"]}.get(command, ["--kernel", "k.cu"])
+    for value in ("nan", "inf"):
+        result = CliRunner().invoke(cli, [command, *map(str, args), option, value])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '{option}'" in result.output
+
+
+def test_the_library_refuses_them_too():
+    with pytest.raises(UsageError, match="threshold nan"):
+        api.triage(FIXTURES / "atomics", FIXTURES / "atomics", threshold=float("nan"))
+    with pytest.raises(UsageError, match="ceiling -1.0 GB/s"):
+        api.explain(FIXTURES / "atomics", ceiling_gbps=-1.0)
+
+
+CPU_PAIR = ROOT / "tests" / "fixtures" / "cpu" / "triage_conv1d"
+
+
+def test_a_cpu_pair_shows_the_measured_times_in_the_cpus_words():
+    """Issue 35: CPU triage printed "GPU time 0 µs -> 0 µs" and "median µs 0 -> 0" (the CPU
+    collectors measure no launch duration; the timings have 1,015 -> 2,051 µs), and called the
+    2x slowdown unchanged because NEW's samples fell in two modes (IQR 4 ms)."""
+    result = run(CPU_PAIR / "base", CPU_PAIR / "new")
+    assert result.exit_code == 1, result.output
+    assert "CPU time 1.01 ms -> 2.05 ms (+102%, +1.04 ms)" in result.output
+    assert "1015 -> 2051" in result.output and "Regressions, most CPU time lost first" in \
+        result.output
+    assert "GPU" not in result.output and " 0 µs" not in result.output
+    data = json.loads(run(CPU_PAIR / "base", CPU_PAIR / "new", "--format", "json").output)
+    assert data["device_word"] == "CPU" and data["totals"]["base_us"] == pytest.approx(1014.6275)
+    assert data["kernels"][0]["base"]["median_us"] == pytest.approx(1014.6275)
+    d = data["kernels"][0]["duration"]
+    assert d["verdict"] == "regression" and d["ci_low_pct"] > 50  # every pair of runs agrees
+
+
+def test_the_same_cpu_side_twice_is_too_noisy_to_decide_at_5_percent():
+    """Its three runs' medians are 951 to 1,035 µs apart: no 5% change can be ruled out, so
+    the verdict says so, and the gate passes (noise never fails CI)."""
+    result = run(CPU_PAIR / "base", CPU_PAIR / "base")
+    assert result.exit_code == 0, result.output
+    assert "no regression shown, too noisy to decide at 5%" in result.output
+    assert "Too noisy to decide" in result.output
+    assert run(CPU_PAIR / "base", CPU_PAIR / "base", "--threshold", "10").exit_code == 0
+    junit = run(CPU_PAIR / "base", CPU_PAIR / "base", "--format", "junit").output
+    assert 'skipped="1"' in junit and "too noisy to decide" in junit

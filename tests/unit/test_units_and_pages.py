@@ -106,3 +106,15 @@ def test_a_page_that_is_not_ncus_says_so(tmp_path):
     (tmp_path / "x.csv").write_text("name,value\na,1\n")
     with pytest.raises(ReportError, match="not an ncu CSV raw or details page"):
         read_report(tmp_path / "x.csv", load_settings())
+
+
+@pytest.mark.parametrize("page", ["raw", "details"])
+def test_a_page_of_a_header_only_says_it_has_no_launch_rows(tmp_path, page):
+    """Issue 35: a header-only page said "(no ID header)" although its header has ID."""
+    text = gzip.decompress((FIXTURES.parent / "profiles" / "uncoalesced" / f"{page}.csv.gz")
+                           .read_bytes()).decode()
+    path = tmp_path / f"{page}.csv"
+    path.write_text(text.splitlines()[0] + "\n")
+    with pytest.raises(ReportError, match="header but no launch rows") as caught:
+        read_report(path, load_settings())
+    assert "no ID" not in str(caught.value) and str(path) in str(caught.value)

@@ -189,6 +189,37 @@ def test_config_convert_writes_the_layout_from_an_autotune_table(tmp_path: Path)
     assert bad.exit_code == 2 and "--batch-dim" in bad.output
 
 
+@pytest.mark.parametrize(("dims", "params", "words"), [
+    ({"M": "x", "N": 2}, {"B": 1}, "configs['M=1,N=2'].dims.M must be a positive whole number, "
+     "not 'x'"),
+    ({"M": 1, "N": -3.5}, {"B": 1}, "configs['M=1,N=2'].dims.N must be a positive whole "
+     "number, not -3.5"),
+    ({"M": 1, "N": [2]}, {"B": 1}, "dims.N must be a positive whole number, not [2]"),
+    ({"M": 1}, {"B": 1}, "configs['M=1,N=2'].dims must give M, N"),
+    ({"M": 1, "N": 2}, [1, 2], "configs['M=1,N=2'].params must be an object of parameter "
+     "values, not [1, 2]"),
+])
+def test_config_convert_refuses_a_table_it_would_misread_naming_the_key(
+        tmp_path: Path, dims: dict, params: object, words: str) -> None:
+    """Issue 35: a non-numeric dim or list-shaped params exited 70; a dim of -3.5 was written
+    as "N=-3" (truncated)."""
+    own = tmp_path / "t.json"
+    own.write_text(json.dumps({"format": 1, "kernel": "k", "device": "NVIDIA H200",
+                               "dims": ["M", "N"], "configs": {
+                                   "M=1,N=2": {"params": params, "dims": dims}}}))
+    res = CliRunner().invoke(cli, ["config", "convert", str(own), "--to", "vllm",
+                                   "--batch-dim", "M"])
+    assert res.exit_code == 2, res.output
+    assert f"{own} is not a pragma-ncu config table" in res.output and words in res.output
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # nothing written
+
+
+def test_a_whole_number_written_as_a_float_is_read_and_a_fraction_is_refused() -> None:
+    assert table.parse_dims({"M": 4096.0}) == {"M": 4096}
+    with pytest.raises(table.TableError, match="M=3.5 is not a whole number"):
+        table.parse_dims({"M": 3.5})
+
+
 def test_autotune_refuses_a_vllm_table_without_a_batch_dim_before_any_work(
         tmp_path: Path) -> None:
     spec = synthetic_spec(tmp_path)  # shapes vary in T and d

@@ -22,6 +22,7 @@ from pragma_ncu.backends.cpu.rules import RULES
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.toolchain import Check
 from pragma_ncu.measure.ceilings import DeviceCeilings
 from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
@@ -72,6 +73,13 @@ class CpuTarget(CFamilyTarget):
         raise UsageError(f"bench builds CUDA kernels with nvcc; {spec.source_path.name} is "
                           "C/C++ for the CPU: `pragma-ncu tune --kernel` (or profile) verifies "
                           "and times it")
+
+    def checks(self, settings: Settings, profile_check: bool = True) -> list[Check]:
+        """The C and C++ compilers, perf (and whether it reads the CPU's counters here) and
+        valgrind, whose cachegrind is the fallback where they cannot be read."""
+        from pragma_ncu.backends.cpu.doctor import run_checks
+
+        return run_checks(settings, profile_check)
 
     def profile(self, spec: TaskSpec, shape: Shape, settings: Settings,
                 options: ProfileOptions, progress: Notice = lambda _: None) -> ProfileRun:

@@ -100,7 +100,7 @@ def choose_collector(perf: str | None, valgrind: str | None,
                      run: Run = subprocess_run) -> Collector:
     """perf when it counts cycles or instructions here, else cachegrind when valgrind is
     there, else "none"; the reason says what was found."""
-    problem = _perf_problem(perf, run)
+    problem = perf_problem(perf, run)
     if problem is None:
         return Collector("perf", "perf counts hardware events here (cycles, instructions)")
     if valgrind:
@@ -109,7 +109,7 @@ def choose_collector(perf: str | None, valgrind: str | None,
     return Collector("none", f"{problem}; valgrind is not installed")
 
 
-def _perf_problem(perf: str | None, run: Run) -> str | None:
+def perf_problem(perf: str | None, run: Run = subprocess_run) -> str | None:
     """None when perf counts a hardware event, else why it cannot be used."""
     if not perf:
         return "perf is not installed"
@@ -287,7 +287,11 @@ def perf_csv(stderr: str, sep: str = ",") -> str:
 
 def tool_version(tool: str, run: Run = subprocess_run) -> str:
     """The first line `tool --version` prints ("valgrind-3.19.0", "perf version 6.1"), or ""."""
-    proc = run([tool, "--version"], PROBE_TIMEOUT_S, None)
+    return version_line(run([tool, "--version"], PROBE_TIMEOUT_S, None))
+
+
+def version_line(proc: Completed) -> str:
+    """The first line a `--version` run printed, or "" where it failed or printed nothing."""
     lines = [ln.strip() for ln in (proc.stdout + "\n" + proc.stderr).splitlines() if ln.strip()]
     return lines[0] if proc.returncode == 0 and lines else ""
 
