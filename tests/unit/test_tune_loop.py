@@ -382,7 +382,7 @@ def test_a_host_too_noisy_to_decide_keeps_the_best_and_says_so(tmp_path: Path) -
     assert summary["undecided_rounds"] == [1] and summary["speedup"] == 1.0
     assert summary["too_noisy"] == f"round 1 was {d.acceptance}"
     rig.store.set_run_status(rig.run_id, "done", summary)
-    md = render_markdown(load_trace(rig.store, rig.run_id))
+    md = " ".join(render_markdown(load_trace(rig.store, rig.run_id)).split())  # (prose wraps)
     assert f"- **undecided:** round 1 was {d.acceptance}" in md
     assert "**undecided (too noisy)**" in md
 
