@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -201,9 +202,22 @@ def str_list(value: Any, where: str, field: str) -> list[str]:
     return value
 
 
+def finite(value: Any, where: str, field: str, expected: str = "a finite number",
+           within: Callable[[float], bool] = lambda _: True) -> float:
+    """`value` when it is a number (no bool), finite (TOML has nan and inf) and `within` its
+    range; else a SpecError naming `field` and `expected`. Every number a spec holds passes
+    here, so none reaches a run as nan or inf."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not within(value)):
+        raise SpecError(where, field, expected, value)
+    return value
+
+
 def expr_text(value: Any, where: str, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SpecError(where, field, "an expression (string) or a number", value)
+    if not isinstance(value, str):
+        finite(value, where, field, "a finite number (or an expression)")
     text = str(value)
     try:
         expr.parse(text)
@@ -251,6 +265,8 @@ def parse_params(table: dict[str, Any], where: str) -> tuple[Param, ...]:
 def _scalar(value: Any, w: str, field: str) -> int | float | bool | str:
     if not isinstance(value, (int, float, bool, str)):
         raise SpecError(w, field, "a number, boolean or string", value)
+    if isinstance(value, float):
+        finite(value, w, field, "a finite number, a boolean or a string")
     return value
 
 
@@ -320,7 +336,21 @@ def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
                         "randint")
     a = expr_text(value[a_key], w, f"{f}.init.{a_key}")
     b = expr_text(value[b_key], w, f"{f}.init.{b_key}")
+    _check_bounds(value, a_key, b_key, w, f"{f}.init")
     return Init(value["dist"], a, b)
+
+
+def _check_bounds(init: dict[str, Any], a_key: str, b_key: str, w: str, field: str) -> None:
+    """What literal numbers can tell of a distribution: std >= 0, low < high (expressions
+    over dims are checked when they are drawn)."""
+    a, b = init[a_key], init[b_key]
+    if isinstance(b, str) or (a_key == "low" and isinstance(a, str)):
+        return
+    if b_key == "std" and b < 0:
+        raise SpecError(w, f"{field}.std", "a finite number >= 0", b)
+    if a_key == "low" and not a < b:
+        raise SpecError(w, f"{field}.high", f"a number above low ({a}): the range is "
+                        "[low, high)", b)
 
 
 def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
@@ -347,10 +377,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
 
 def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
     per_dtype = []
-    fraction = table.get("max_bad_fraction", 0.0)
-    number = isinstance(fraction, (int, float)) and not isinstance(fraction, bool)
-    if not number or not 0 <= fraction < 1:
-        raise SpecError(w, "tolerance.max_bad_fraction", "a number in [0, 1)", fraction)
+    fraction = finite(table.get("max_bad_fraction", 0.0), w, "tolerance.max_bad_fraction",
+                      "a number in [0, 1)", lambda v: 0 <= v < 1)
     for key, value in table.items():
         if key == "max_bad_fraction":
             continue
@@ -360,8 +388,8 @@ def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
         _known_keys(value, {"atol", "rtol"}, w, f"tolerance.{key}")
         atol, rtol = value.get("atol", dtype.atol), value.get("rtol", dtype.rtol)
         for name, v in (("atol", atol), ("rtol", rtol)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise SpecError(w, f"tolerance.{key}.{name}", "a non-negative number", v)
+            finite(v, w, f"tolerance.{key}.{name}", "a non-negative number (finite)",
+                   lambda v: v >= 0)
         per_dtype.append((dtype.name, float(atol), float(rtol)))
     return Tolerance(tuple(per_dtype), float(fraction))
 

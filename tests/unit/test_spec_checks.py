@@ -141,3 +141,55 @@ def test_the_devices_memory_is_checked_once_the_worker_said_it(tmp_path: Path) -
         profile_kernel(spec, spec.shapes[0], load_settings(), runner, tmp_path / "out")
     assert isinstance(info.value, InputError)
     assert not (tmp_path / "out").exists()
+
+
+# --- issue 35: every number of a spec is finite and in range when the spec is read ----------
+
+def _with(tmp_path: Path, old: str, new: str) -> Path:
+    (tmp_path / "scale.cu").write_text('extern "C" __global__ void scale() {}\n')
+    path = tmp_path / "scale.toml"
+    path.write_text(SPEC.format(n=1024, n_type="int32", name="s").replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("[[args]]", "[tolerance]\nfp32 = { atol = nan, rtol = 1e-5 }\n[[args]]",
+     "tolerance.fp32.atol"),
+    ("[[args]]", "[tolerance]\nfp32 = { atol = 1e-5, rtol = inf }\n[[args]]",
+     "tolerance.fp32.rtol"),
+    ("[[args]]", "[tolerance]\nfp32 = { atol = -inf }\n[[args]]", "tolerance.fp32.atol"),
+    ("[[args]]", "[tolerance]\nmax_bad_fraction = nan\n[[args]]", "tolerance.max_bad_fraction"),
+    ("[launch]", "[params]\nBLOCK = nan\n[launch]", "params.BLOCK"),
+    ("[launch]", "[params]\nBLOCK = { default = 256, values = [128, inf] }\n[launch]",
+     "params.BLOCK.values"),
+    ('block = ["256"]', "block = [inf]", "launch.block[0]"),
+    ('value = "n"', "value = nan", "args[2].value"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "normal", mean = 0.0, std = inf }',
+     "args[0].init.std"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "normal", mean = 0.0, std = -1.0 }',
+     "args[0].init.std"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "uniform", low = 2.0, high = 1.0 }',
+     "args[0].init.high"),
+])
+def test_every_number_of_a_spec_is_finite_and_in_range(tmp_path: Path, old: str, new: str,
+                                                       field: str) -> None:
+    """Issue 35: `atol = nan` passed, and the run blamed the kernel (exit 1 on the CPU; exit 0
+    with nothing said for CUDA without a GPU)."""
+    with pytest.raises(SpecError) as info:
+        load_spec(_with(tmp_path, old, new))
+    assert info.value.field == field, str(info.value)
+    assert any(word in info.value.expected for word in ("finite", "[0, 1)", ">= 0", "above low")
+               ), str(info.value)
+
+
+def test_atol_nan_exits_2_before_anything_is_compiled(tmp_path: Path) -> None:
+    """Issue 35's probe through the command: bad input (2), not "no GPU, checked" (0)."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    path = _with(tmp_path, "[[args]]", "[tolerance]\nfp32 = { atol = nan }\n[[args]]")
+    result = CliRunner().invoke(cli, ["bench", "--kernel", str(tmp_path / "scale.cu"),
+                                      "--spec", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "tolerance.fp32.atol" in result.output and "nan" in result.output
