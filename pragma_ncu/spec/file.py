@@ -23,7 +23,9 @@ from pragma_ncu.spec.model import (
     LaunchSpec,
     Memory,
     Param,
+    ParamValue,
     Reference,
+    ResolvedTask,
     Role,
     Shape,
     TaskSpec,
@@ -119,24 +121,43 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
 
 
 def check_shapes(spec: TaskSpec, shapes: Sequence[Shape] | None = None,
-                 memory: Memory = WITHOUT_DEVICE, where: str | None = None) -> None:
-    """Every shape (the spec's, by default) has positive dims and resolves at the defaults,
-    its integer scalars fit their types, and its arrays fit in `memory` (a device's, once a
-    worker said; else the stated limit): a bad size is refused here, naming the shape and the
-    argument, before anything is compiled or run."""
+                 memory: Memory = WITHOUT_DEVICE, where: str | None = None,
+                 params: Mapping[str, ParamValue] | None = None) -> None:
+    """Every shape (the spec's, by default) has positive dims and resolves at `params` (the
+    defaults where not given), its integer scalars fit their types, its launch keeps the
+    limits the target's programming model fixes (CUDA: 1024 threads a block, ...: known
+    without a GPU), and its arrays fit in `memory` (a device's, once a worker said; else the
+    stated limit): a bad size is refused here, naming the shape and the argument, before
+    anything is compiled or run."""
     w = where or str(spec.spec_path)
+    rules = rules_of(spec.source_path)
     for shape in spec.shapes if shapes is None else shapes:
         label = (f"shapes[{spec.shapes.index(shape)}] ({shape.name})" if shape in spec.shapes
                  else f"shape {shape.label()}")
         bad = next(((k, v) for k, v in shape.dims if not is_dim(v)), None)
         if bad is not None:
             raise SpecError(w, f"{label}.{bad[0]}", DIM_EXPECTED, bad[1])
-        task = spec.resolve(shape, {})
+        task = spec.resolve(shape, dict(params or {}))
         for arg in task.args:
             if (problem := arg.out_of_range()) is not None:
                 raise SpecError(w, f"{label}: args.{arg.name}", problem, arg.value)
         if (over := memory.exceeded(task)) is not None:
             raise SpecError(w, label, *over)
+        _check_launch(task, rules, label, w, params)
+
+
+def _check_launch(task: ResolvedTask, rules: SpecRules, label: str, w: str,
+                  params: Mapping[str, ParamValue] | None) -> None:
+    """The launch within what every device of the target allows (its programming model's
+    limits): a launch no GPU can run is the spec's mistake, found without one."""
+    limits = rules.launch_limits
+    over = limits.exceeded(task.launch.grid, task.launch.block) if limits else None
+    if over is None:
+        return
+    given = ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+    raise SpecError(w, f"{label}: {over.field}", f"{over.what} at most {over.top} (the limit of "
+                    f"every {rules.target} launch{', with ' + given if given else ''})",
+                    over.value)
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:

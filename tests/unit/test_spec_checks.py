@@ -72,7 +72,7 @@ def test_arrays_beyond_the_stated_limit_are_refused_naming_the_largest(tmp_path:
 @pytest.mark.parametrize(("n_type", "n", "ok"), [
     ("int32", 2**31 - 1, True), ("int32", 2**31, False), ("uint32", 2**31, True),
     ("uint32", 2**32, False), ("int8", 127, True), ("int8", 128, False), ("uint8", 255, True),
-    ("uint8", 256, False), ("int64", 2**40, True),
+    ("uint8", 256, False), ("int64", 2**38, True),  # 2**40: a grid beyond CUDA's 2**31 - 1
 ])
 def test_integer_scalars_fit_their_type(tmp_path: Path, n_type: str, n: int, ok: bool) -> None:
     small = Memory(2**62, "a test")  # the range is what is checked here, not the memory
@@ -193,3 +193,43 @@ def test_atol_nan_exits_2_before_anything_is_compiled(tmp_path: Path) -> None:
                                       "--spec", str(path)])
     assert result.exit_code == 2, result.output
     assert "tolerance.fp32.atol" in result.output and "nan" in result.output
+
+
+# --- issue 35: a launch no GPU can run is refused without one ------------------------------
+
+@pytest.mark.parametrize(("block", "grid", "field", "value"), [
+    ('["100000"]', '["ceil_div(n, 256)"]', "launch.block", 100000),
+    ('["32", "32", "2"]', '["1"]', "launch.block", 2048),
+    ('["1", "1", "128"]', '["1"]', "launch.block[2]", 128),
+    ('["256"]', '["1", "70000"]', "launch.grid[1]", 70000),
+    ('["256"]', '["1", "1", "65536"]', "launch.grid[2]", 65536),
+])
+def test_a_launch_beyond_the_cuda_limits_is_bad_input(tmp_path: Path, block: str, grid: str,
+                                                      field: str, value: int) -> None:
+    path = _with(tmp_path, 'grid = ["ceil_div(n, 256)"]\nblock = ["256"]',
+                 f"grid = {grid}\nblock = {block}")
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert info.value.field == f"shapes[0] (s): {field}", str(info.value)
+    assert info.value.got == value and "at most" in info.value.expected
+
+
+def test_bench_without_a_gpu_refuses_a_block_of_100000_threads(tmp_path: Path) -> None:
+    """Issue 35's probe: compiled and exit 0; now exit 2 naming the shape and the value, from
+    the spec's default and from --param alike."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    path = _with(tmp_path, 'grid = ["ceil_div(n, 256)"]\nblock = ["256"]',
+                 'grid = ["ceil_div(n, BLOCK)"]\nblock = ["BLOCK"]\n[params]\nBLOCK = 100000')
+    kernel = str(tmp_path / "scale.cu")
+    result = CliRunner().invoke(cli, ["bench", "--kernel", kernel, "--spec", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "shapes[0] (s): launch.block" in result.output and "100000" in result.output
+    path.write_text(path.read_text().replace("BLOCK = 100000", "BLOCK = 256"))
+    result = CliRunner().invoke(cli, ["bench", "--kernel", kernel, "--spec", str(path),
+                                      "--param", "BLOCK=4096"])
+    assert result.exit_code == 2, result.output
+    assert "threads per block at most 1024" in result.output
+    assert "with BLOCK=4096" in result.output and "4096" in result.output
