@@ -59,6 +59,18 @@ class SpecError(InputError):
         super().__init__(detail)
 
 
+class ReferenceCheckError(SpecError):
+    """The spec's reference function fails before any kernel runs (a missing file or function,
+    a syntax error, an exception, outputs that are not the spec's): the spec's mistake, said
+    naming the file and the function, not the kernel's failure."""
+
+    def __init__(self, source: str, function: str, problem: str) -> None:
+        super().__init__(source, "reference.function", "a reference function that loads and "
+                         "answers for the spec's inputs", function)
+        self.problem = problem
+        self.args = (f"{_one_line(source)}: reference {function}: {_one_line(problem)}",)
+
+
 def _one_line(text: str) -> str:
     """`text` with control characters escaped (a TOML key may hold a newline)."""
     return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
