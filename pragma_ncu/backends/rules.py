@@ -49,8 +49,8 @@ class SpecRules:
     """The sources a target takes (by suffix; a `.j2` template of one too), whether the spec
     must give a [launch] (a C function has no launch geometry), the dtypes its arguments may
     have (None: all; or, with `c_types_only`, those C has a portable type for) and why,
-    when it refuses C++ template arguments, why, and the limits its programming model fixes
-    of a launch (None: none)."""
+    when it refuses C++ template arguments, why, the limits its programming model fixes of a
+    launch (None: none), and how messages name its compiler."""
 
     target: str
     suffixes: tuple[str, ...]
@@ -60,3 +60,4 @@ class SpecRules:
     dtypes_reason: str = ""
     template_args_refused: str = ""
     launch_limits: LaunchLimits | None = None
+    compiler: str = "the compiler"  # how messages name what compiles its sources

@@ -10,4 +10,5 @@ RULES = SpecRules(
     "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False, c_types_only=True,
     dtypes_reason="a type with a C equivalent on the CPU",
     template_args_refused="no template arguments: a CPU kernel is a C function (declare C++ "
-                          "ones extern \"C\")")
+                          "ones extern \"C\")",
+    compiler="the C/C++ compiler")

@@ -11,4 +11,4 @@ from pragma_ncu.backends.rules import LaunchLimits, SpecRules
 LAUNCH_LIMITS = LaunchLimits(threads_per_block=1024, block=(1024, 1024, 64),
                              grid=(2**31 - 1, 65535, 65535))
 
-RULES = SpecRules("cuda", (".cu",), launch_limits=LAUNCH_LIMITS)
+RULES = SpecRules("cuda", (".cu",), launch_limits=LAUNCH_LIMITS, compiler="nvcc")
