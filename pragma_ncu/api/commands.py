@@ -29,6 +29,7 @@ from pragma_ncu.backends.base import PoolRequest, ProfileOptions
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
+from pragma_ncu.infra.bounds import Milliseconds, Positive, Seconds
 from pragma_ncu.infra.errors import KernelFailure, NoGPUError
 from pragma_ncu.infra.progress import Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
@@ -49,7 +50,8 @@ from pragma_ncu.worker.protocol import TimingConfig
 @checked
 def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
           params: dict[str, ParamValue] | None = None, arch: str | None = None,
-          timeout: float = 60.0, budget_ms: float = 100.0, pool: PoolRequest | None = None,
+          timeout: Seconds = 60.0, budget_ms: Milliseconds = 100.0,
+          pool: PoolRequest | None = None,
           settings: Settings | None = None, progress: Progress | None = None
           ) -> BenchReport:
     """Build once, then verify and time the kernel at each of `shapes` (all of the spec's by
@@ -105,7 +107,7 @@ class Explanation:
 
 @checked
 def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
-            ceiling_gbps: float | None = None, spec: Path | None = None,
+            ceiling_gbps: Positive | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
             settings: Settings | None = None, progress: Progress | None = None,
             sources: Sequence[Path] = ()) -> Explanation:

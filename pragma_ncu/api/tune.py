@@ -25,6 +25,7 @@ from pragma_ncu.api.common import (
 from pragma_ncu.backends.base import PoolRequest, Session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.infra.bounds import Count, Fraction, Rounds, Seconds, Seed
 from pragma_ncu.infra.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.infra.llm import LLMClient, LLMConfig
 from pragma_ncu.infra.logs import RunLog, captured
@@ -73,7 +74,7 @@ class DeviceCheckError(KernelFailure):
 
 @checked
 def llm_config(settings: Settings, model: str | None = None, base_url: str | None = None,
-               timeout_s: float = 120.0) -> LLMConfig | None:
+               timeout_s: Seconds = 120.0) -> LLMConfig | None:
     """The coder's LLM: the model and endpoint given, else the settings'; None when there is
     no model, or neither an endpoint nor a key (the key only ever comes from settings)."""
     model = model or settings.llm_model
@@ -86,11 +87,11 @@ def llm_config(settings: Settings, model: str | None = None, base_url: str | Non
 
 @checked
 def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
-         shapes: Sequence[str | Shape] = (), rounds: int = 5, target: float = 0.9,
-         patience: int = 2, budget: int = 200, time_budget: float | None = None,
-         strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
+         shapes: Sequence[str | Shape] = (), rounds: Rounds = 5, target: Fraction = 0.9,
+         patience: Count = 2, budget: Count = 200, time_budget: Seconds | None = None,
+         strategy: str = "auto", seed: Seed = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
-         timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
+         timeout: Seconds = 60.0, pool: PoolRequest | None = None, retest_rounds: Count = 3,
          settings: Settings | None = None, progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
@@ -122,8 +123,6 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         if spec is None:
             raise InputError("give a spec or a kernel file (or a run to resume)")
         task = load(spec, spec_path)
-        if retest_rounds < 1:
-            raise InputError(f"retest_rounds {retest_rounds}: at least 1")
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
         config["retest_rounds"] = retest_rounds

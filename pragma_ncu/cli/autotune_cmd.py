@@ -9,9 +9,10 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
@@ -31,19 +32,21 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True,
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
-@click.option("--budget", type=int, default=200, show_default=True,
+@click.option("--budget", type=bounded(bounds.COUNT), default=200, show_default=True,
               help="Points to compile and measure at most.")
-@click.option("--time-budget", type=float, help="Seconds the search may take at most.")
-@click.option("--top-k", type=int, default=5, show_default=True,
+@click.option("--time-budget", type=bounded(bounds.SECONDS),
+              help="Seconds the search may take at most.")
+@click.option("--top-k", type=bounded(bounds.COUNT), default=5, show_default=True,
               help="Candidates re-timed with more repetitions before a winner is declared.")
-@click.option("--rounds", type=int, default=2, show_default=True,
+@click.option("--rounds", type=bounded(bounds.COUNT), default=2, show_default=True,
               help="Interleaved re-test rounds; up to 4x as many while the re-test cannot "
               "tell the winner from the incumbent (too noisy to decide).")
-@click.option("--seed", type=int, default=0, show_default=True, help="The sampler's seed.")
+@click.option("--seed", type=bounded(bounds.SEED), default=0, show_default=True,
+              help="The sampler's seed.")
 @click.option("--incumbent", "incumbent", multiple=True,
               help="The configuration to beat, NAME=VALUE (default: the spec's defaults).")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where to write results (default: pragma-ncu-autotune/<kernel>).")

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
@@ -24,9 +25,9 @@ from pragma_ncu.report import bench as render
               help="A shape name from the spec, or dims as T=4096,d=11008 (repeatable).")
 @click.option("--param", "params", multiple=True, help="Override a parameter: NAME=VALUE.")
 @click.option("--arch", help="Compile for this arch (default: the GPU's; sm_90 without one).")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one shape may take before the worker is killed.")
-@click.option("--budget-ms", type=float, default=100.0, show_default=True,
+@click.option("--budget-ms", type=bounded(bounds.MILLISECONDS), default=100.0, show_default=True,
               help="GPU time spent in timed repetitions per shape.")
 @click.option("--require-gpu", is_flag=True, help="Exit with status 3 when no GPU is present.")
 @pool_options

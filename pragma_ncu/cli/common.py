@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import click
 
 from pragma_ncu import api
+from pragma_ncu.infra.bounds import Bound
 from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 
@@ -77,6 +79,26 @@ class ContractGroup(click.Group):
             raise CommandError(f"internal error, a bug in pragma-ncu ({type(exc).__name__}: "
                                f"{exc}); please report it with the output of `pragma-ncu "
                                "--traceback ...`", ExitStatus.INTERNAL) from None
+
+
+class _FiniteRange(click.FloatRange):
+    """click's FloatRange refusing nan and inf too (its comparisons let nan through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{number} is not a finite number.", param, ctx)
+        return number
+
+
+def bounded(bound: Bound) -> click.ParamType:
+    """The option type of a number `bound` allows: click's IntRange or FloatRange (shown in
+    --help) of the bound the API checks its argument against (`infra.bounds`), so that the
+    command line and the library refuse the same values."""
+    if bound.kind is int:
+        return click.IntRange(min=bound.low, max=bound.high, min_open=bound.low_open)
+    return _FiniteRange(min=bound.low, max=bound.high, min_open=bound.low_open)
 
 
 def load_task(kernel: Path, spec: Path | None) -> TaskSpec:

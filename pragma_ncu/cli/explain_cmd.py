@@ -9,9 +9,10 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.api.application import Application
-from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
+from pragma_ncu.infra import bounds
 from pragma_ncu.report.application import (
     DEFAULT_TOP,
     groups_text,
@@ -27,13 +28,13 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 @click.option("--kernel", "kernel_name", help="Explain only this kernel (name or part of it).")
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
-@click.option("--ceiling-gbps", type=float,
+@click.option("--ceiling-gbps", type=bounded(bounds.POSITIVE),
               help="Memory ceiling for the roofline (default: the measured copy ceiling the "
               "profile recorded, else one this machine measured on the same GPU model, else a "
               "copy's practical 85% of ncu's DRAM peak).")
 @click.option("--all", "show_all", is_flag=True,
               help="Application report: a row for every kernel group.")
-@click.option("--top", type=click.IntRange(min=1),
+@click.option("--top", type=bounded(bounds.COUNT),
               help="Application report: rows for the kernel groups that would save the most "
               f"(default: {DEFAULT_TOP}, fewer where their lines would not fit one screen).")
 @click.option("--source-dir", "sources", multiple=True, type=click.Path(path_type=Path),

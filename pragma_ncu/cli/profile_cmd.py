@@ -10,8 +10,9 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.cli.common import emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, load_task, parse_params, user_errors
 from pragma_ncu.cli.display import progress_display
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
@@ -37,7 +38,7 @@ def profile_options(command: Any) -> Any:
         click.option("--out", type=click.Path(path_type=Path),
                      help="Folder for the report, log and profile.json "
                      "(default: pragma-ncu-profiles/<kernel>-<shape>)."),
-        click.option("--timeout", type=float, default=180.0, show_default=True,
+        click.option("--timeout", type=bounded(bounds.SECONDS), default=180.0, show_default=True,
                      help="Seconds the ncu run may take before it is killed."),
     )):
         command = option(command)
