@@ -50,7 +50,8 @@ class SpecRules:
     must give a [launch] (a C function has no launch geometry), the dtypes its arguments may
     have (None: all; or, with `c_types_only`, those C has a portable type for) and why,
     when it refuses C++ template arguments, why, the limits its programming model fixes of a
-    launch (None: none), and how messages name its compiler."""
+    launch (None: none), how messages name its compiler, and what a kernel's definition looks
+    like (the coder's prompt asks for it and the check of a reply looks for it)."""
 
     target: str
     suffixes: tuple[str, ...]
@@ -61,3 +62,8 @@ class SpecRules:
     template_args_refused: str = ""
     launch_limits: LaunchLimits | None = None
     compiler: str = "the compiler"  # how messages name what compiles its sources
+    # What a kernel's definition looks like: the keyword before its name ("" for a plain
+    # function, which C++ must give C linkage), and how the coder's prompt and the check of
+    # its replies name it.
+    kernel_keyword: str = "__global__"
+    kernel_words: str = "__global__ function"

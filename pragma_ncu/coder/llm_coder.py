@@ -20,6 +20,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -38,6 +39,7 @@ from pragma_ncu.infra.llm import LLMClient, LLMText, Message
 from pragma_ncu.infra.resources import data_path
 from pragma_ncu.measure.records import Citation, KernelState, LLMCall
 from pragma_ncu.spec.file import toml_text
+from pragma_ncu.spec.model import rules_of
 
 KINDS = ("rewrite", "repair")
 ROLE = "coder"
@@ -125,7 +127,8 @@ class LLMCoder:
                 spec: Mapping[str, Any]) -> tuple[Variant | None, str]:
         """The reply's variant, or None and what is wrong with it (for the model)."""
         try:
-            parsed = parse_reply(text, request.kernel_name, spec=spec)
+            parsed = parse_reply(text, request.kernel_name, spec=spec,
+                                 source=request.current.filename)
         except ReplyError as exc:
             return None, str(exc)
         variant = reply_variant(parsed, request.current, name)
@@ -184,7 +187,9 @@ def coder_messages(request: CoderRequest) -> list[Message]:
     """The system and first user message for `request`."""
     if request.kind not in KINDS:
         raise ValueError(f"CoderRequest.kind must be one of {KINDS}, got {request.kind!r}")
-    system = _template(system_prompt(request.target)).render(kernel_name=request.kernel_name)
+    rules = rules_of(Path(request.current.filename.removesuffix(".j2")))
+    system = _template(system_prompt(request.target)).render(
+        kernel_name=request.kernel_name, kernel_words=rules.kernel_words)
     user = sources.printable(  # a source's non-UTF-8 bytes as U+FFFD: the request is JSON
         _template("coder_user.j2").render(part="request", **_request_context(request)))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
