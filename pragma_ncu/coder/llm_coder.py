@@ -6,7 +6,9 @@ profile, historical best with its profile) plus the conductor's guidance and the
 the templates are `templates/prompts/coder_system.j2` and `coder_user.j2`. A reply is parsed and
 checked statically (`reply.parse_reply`), then by the injected `check` (the loop builds the
 variant's spec and compiles it at its defaults). A refused reply goes back to the model with the
-reason, up to `max_attempts` replies; no answer at all (`LLMUnavailable`) ends the proposal.
+reason, up to `max_attempts` replies; no answer at all (`LLMUnavailable`) ends the proposal,
+and an endpoint that cannot be reached says so (`CoderResult.unreachable`), for the loop to go
+on without it.
 Every request becomes one `LLMCall` for the trace; neither the key nor the endpoint appears in
 a message, a call or an error.
 """
@@ -74,6 +76,7 @@ class CoderResult:
     variant: Variant | None
     calls: tuple[LLMCall, ...]
     error: str = ""
+    unreachable: str = ""  # the endpoint could not be reached: the error (without the URL)
 
 
 class LLMCoder:
@@ -106,7 +109,10 @@ class LLMCoder:
                 reason = self._redact(str(exc))
                 calls.append(self._call_without_reply(start, getattr(exc, "attempts", 1),
                                                       f"unavailable: {reason}"))
-                return CoderResult(None, tuple(calls), f"LLM unavailable: {reason}")
+                unreachable = getattr(exc, "unreachable", False)
+                return CoderResult(None, tuple(calls), f"LLM unavailable: {reason}",
+                                   self._redact(getattr(exc, "error", reason))
+                                   if unreachable else "")
             except LLMBadReply as exc:
                 error = f"the reply was unusable: {exc}"
                 calls.append(self._call_without_reply(start, 1, f"bad reply: {exc}"))
