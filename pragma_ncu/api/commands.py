@@ -110,16 +110,17 @@ def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: 
             ceiling_gbps: Positive | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
             settings: Settings | None = None, progress: Progress | None = None,
-            sources: Sequence[Path] = ()) -> Explanation:
+            sources: Sequence[Path] = (), kernel_name: str | None = None) -> Explanation:
     """What limits each kernel of `report` (a Profile, a .ncu-rep, a profile.json, a folder of
     ncu CSV pages, or a kernel source profiled now), ranked by evidence, by the rules of the
     collector that measured it. `kernel` keeps the kernels of that name (or part of it). A
     report of many launches is explained as an application (see `Explanation`); `sources`
     (files, or folders searched recursively; default: the .cu files beside the report) are
-    where its kernels may be defined, to say how to hand one to `init` and `tune`."""
+    where its kernels may be defined, to say how to hand one to `init` and `tune`.
+    `kernel_name` profiles that kernel of a source in place of its spec's."""
     settings = settings_or_default(settings)
     launches = Launches.of(report) if isinstance(report, Profile) else _launches_of(
-        Path(report), reader, spec, shape, options, settings, progress)
+        Path(report), reader, spec, shape, options, settings, progress, kernel_name)
     found = launches.profile
     diagnose = _diagnoser(found, settings, ceiling_gbps)
     if len(found.kernels) > 1:
@@ -156,12 +157,12 @@ def _beside(report: str | Path | Profile) -> list[Path]:
 
 def _launches_of(path: Path, reader: str, spec: Path | None, shape: str | None,
                  options: ProfileOptions | None, settings: Settings,
-                 progress: Progress | None) -> Launches:
+                 progress: Progress | None, kernel_name: str | None = None) -> Launches:
     """A kernel source is profiled now; a report's launches are read light (every launch's
     names, duration and launch configuration; full profiles only of those diagnosed)."""
     if path.suffix in source_suffixes():
-        run = profile(load(path, spec), shape=shape, options=options, settings=settings,
-                      progress=progress)
+        run = profile(load(path, spec, kernel_name), shape=shape, options=options,
+                      settings=settings, progress=progress)
         if run.profile is None:
             kind = run.failure_kind()
             raise (kind or KernelFailure)(f"cannot explain {path.name}: {run.problem}")

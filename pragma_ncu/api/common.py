@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -28,13 +29,18 @@ def settings_or_default(settings: Settings | None) -> Settings:
 
 
 @checked
-def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
+def load(spec: SpecLike, spec_path: Path | None = None,
+         kernel_name: str | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
-    beside it), or a .toml spec (naming its kernel); its source checked to define its kernel
-    (KernelNotFound) and its reference function to answer for its inputs (a
+    beside it), or a .toml spec (naming its kernel); `kernel_name` in place of the spec's
+    kernel (one spec serves the variants of a kernel in other files); its source checked to
+    define its kernel (KernelNotFound, which names the file's one kernel of the spec's
+    signature where there is one) and its reference function to answer for its inputs (a
     ReferenceCheckError: `worker.reference.check_reference`), before anything is built or a
     run is stored."""
     task = _loaded(spec, spec_path)
+    if kernel_name:
+        task = replace(task, kernel_name=kernel_name)
     target_of(task).check_kernel(task)
     _reference_checked(task)
     return task

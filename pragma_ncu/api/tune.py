@@ -92,13 +92,15 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          strategy: str = "auto", seed: Seed = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
          timeout: Seconds = 60.0, pool: PoolRequest | None = None, retest_rounds: Count = 3,
-         settings: Settings | None = None, progress: Progress | None = None) -> TuneResult:
+         kernel_name: str | None = None, settings: Settings | None = None,
+         progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
     best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
     verified only); `target` is the fraction of the attainable roofline at which to stop;
     `retest_rounds` the interleaved rounds of each side-by-side re-test (up to 4x as many
-    while too noisy to decide).
+    while too noisy to decide); `kernel_name` runs that kernel of the source in place of the
+    spec's (a variant of the same signature).
     `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
@@ -116,16 +118,18 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         if resume:
             db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
-            task = load(Path(config["kernel"]), Path(config["spec"]))
+            task = load(Path(config["kernel"]), Path(config["spec"]),
+                        config.get("kernel_name"))
             pool = resumed_pool(config, pool, notes(progress))
             return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
                         settings, progress)
         if spec is None:
             raise InputError("give a spec or a kernel file (or a run to resume)")
-        task = load(spec, spec_path)
+        task = load(spec, spec_path, kernel_name)
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
         config["retest_rounds"] = retest_rounds
+        config["kernel_name"] = kernel_name
         config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
 
         def started() -> Store:

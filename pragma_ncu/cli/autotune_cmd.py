@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import bounded, emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    emit_json,
+    kernel_name_option,
+    load_task,
+    parse_params,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.infra import bounds
@@ -26,6 +33,7 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
               help="The .cu or .cu.j2 file (its spec is the .toml beside it unless --spec).")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@kernel_name_option
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
                    "other shapes are still verified for every point, not timed.")
@@ -68,7 +76,8 @@ from pragma_ncu.spec.model import TaskSpec
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy: str,
+def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
+             shapes: tuple[str, ...], strategy: str,
              budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
              incumbent: tuple[str, ...], arch: str | None, timeout: float,
              out_dir: Path | None, per_shape: bool, configs: Path | None,
@@ -87,7 +96,7 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     """
     if batch_dim is not None and config_format != "vllm":
         raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
-    task = load_task(kernel, spec)
+    task = load_task(kernel, spec, spec_kernel)
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \
                 progress_display(fmt == "table" or sys.stderr.isatty()) as show:

@@ -101,9 +101,15 @@ def bounded(bound: Bound) -> click.ParamType:
     return _FiniteRange(min=bound.low, max=bound.high, min_open=bound.low_open)
 
 
-def load_task(kernel: Path, spec: Path | None) -> TaskSpec:
+kernel_name_option = click.option(
+    "--kernel-name", "spec_kernel", metavar="NAME",
+    help="Run the file's kernel NAME in place of the spec's kernel.name: one spec serves the "
+    "variants of a kernel (the same arguments) in other files.")
+
+
+def load_task(kernel: Path, spec: Path | None, kernel_name: str | None = None) -> TaskSpec:
     with user_errors():
-        return api.load(kernel, spec)
+        return api.load(kernel, spec, kernel_name)
 
 
 def parse_params(items: tuple[str, ...]) -> dict[str, ParamValue]:

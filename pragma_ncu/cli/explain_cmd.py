@@ -46,7 +46,7 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
               show_default=True)
 def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: float | None,
             show_all: bool, top: int | None, sources: tuple[Path, ...], spec: Path | None,
-            shape: str | None, params: tuple[str, ...], arch: str | None,
+            spec_kernel: str | None, shape: str | None, params: tuple[str, ...], arch: str | None,
             metrics: tuple[str, ...], sections: tuple[str, ...], source: bool, out: Path | None,
             timeout: float, fmt: str) -> None:
     """Explain what limits each kernel in TARGET, ranked by evidence.
@@ -67,7 +67,7 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
     with user_errors(), progress_display(fmt == "table" and sys.stderr.isatty()) as show:
         found = api.explain(target, kernel=kernel_name, reader=reader, ceiling_gbps=ceiling_gbps,
                             spec=spec, shape=shape, options=options, progress=show,
-                            sources=sources)
+                            sources=sources, kernel_name=spec_kernel)
     if found.application is not None:
         _emit_application(found, found.application, fmt, kernel_name is not None, show_all,
                           top)

@@ -10,7 +10,14 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.cli.common import bounded, emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    emit_json,
+    kernel_name_option,
+    load_task,
+    parse_params,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.infra import bounds
 from pragma_ncu.infra.settings import load_settings
@@ -26,6 +33,7 @@ def profile_options(command: Any) -> Any:
     """The options `profile` and `explain foo.cu` share."""
     for option in reversed((
         click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec."),
+        kernel_name_option,
         click.option("--shape", help="A shape name from the spec, or dims as T=4096,d=11008 "
                      "(default: the spec's first shape)."),
         click.option("--param", "params", multiple=True, help="Override a parameter: NAME=VALUE."),
@@ -61,7 +69,8 @@ def profile_request(params: tuple[str, ...], arch: str | None, metrics: tuple[st
 @profile_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[str, ...],
+def profile(kernel: Path, spec: Path | None, spec_kernel: str | None, shape: str | None,
+            params: tuple[str, ...],
             arch: str | None, metrics: tuple[str, ...], sections: tuple[str, ...], source: bool,
             out: Path | None, timeout: float, fmt: str) -> None:
     """Verify, time and profile a kernel at one shape under Nsight Compute.
@@ -75,7 +84,7 @@ def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[st
     valgrind's cachegrind (simulated counts) where the CPU's counters cannot be read.
     """
     show = fmt == "table" and sys.stderr.isatty()
-    task = load_task(kernel, spec)
+    task = load_task(kernel, spec, spec_kernel)
     options = profile_request(params, arch, metrics, sections, source, out, timeout)
     with user_errors():
         with progress_display(show) as progress:

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import bounded, click_error, emit_json, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    click_error,
+    emit_json,
+    kernel_name_option,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.infra import bounds
@@ -25,6 +31,7 @@ from pragma_ncu.search import strategies
               help="The .cu (.cu.j2) file, or a C/C++ one (.c, .cpp) for the CPU; its spec "
               "is the .toml beside it unless --spec.")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@kernel_name_option
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to time (repeatable; default: all). The others are verified only.")
 @click.option("--resume", "resume_id", help="Continue an interrupted run (id, prefix or 'last').")
@@ -62,7 +69,8 @@ from pragma_ncu.search import strategies
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume_id: str | None,
+def tune(kernel: Path | None, spec: Path | None, spec_kernel: str | None,
+         shapes: tuple[str, ...], resume_id: str | None,
          rounds: int, target: float, patience: int, budget: int, time_budget: float | None,
          retest_rounds: int, strategy: str, seed: int, llm_model: str | None,
          llm_base_url: str | None, no_llm: bool, llm_timeout: float, store_path: Path,
@@ -97,7 +105,8 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                               time_budget=time_budget, strategy=strategy, seed=seed, llm=llm,
                               resume=resume_id, store=store_path, arch=arch, timeout=timeout,
                               pool=api.PoolRequest(gpus, workers, ray),
-                              retest_rounds=retest_rounds, settings=settings,
+                              retest_rounds=retest_rounds, kernel_name=spec_kernel,
+                              settings=settings,
                               progress=show)
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)

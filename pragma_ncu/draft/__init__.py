@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragma_ncu.build.task import read_source
-from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names
+from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names, kernels_like
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
 from pragma_ncu.infra import sources
 from pragma_ncu.infra.errors import DraftError, KernelNotFound, ParamNameClash
@@ -110,9 +110,12 @@ def check_kernel(spec: TaskSpec) -> None:
     suffix = Path(spec.source_path.name.removesuffix(".j2")).suffix
     if (spec.kernel_name.isidentifier()  # not a plain name: the build decides
             and not re.search(rf"\b{spec.kernel_name}\b", code) and not _may_include(code, spec)):
-        defined = kernel_names(parse_source(text, language_of(suffix)), spec.target,
-                               spec.source_path)
-        raise KernelNotFound(spec.kernel_name, spec.source_path.name, defined)
+        facts = parse_source(text, language_of(suffix))
+        defined = kernel_names(facts, spec.target, spec.source_path)
+        like = kernels_like(facts, spec.target, spec.source_path, spec.args)
+        hint = (f"its one kernel of the spec's signature is {like[0]}: to run it with this "
+                f"spec, use --kernel-name {like[0]}" if len(like) == 1 else "")
+        raise KernelNotFound(spec.kernel_name, spec.source_path.name, defined, hint)
     check_macro_names(spec, source, text)
 
 
