@@ -28,6 +28,7 @@ class LaunchLimits:
     threads_per_block: int
     block: tuple[int, int, int]
     grid: tuple[int, int, int]
+    model: str = "the programming model"  # whose limits these are, for messages
 
     def exceeded(self, grid: tuple[int, int, int], block: tuple[int, int, int]
                  ) -> LaunchOverrun | None:

@@ -151,13 +151,15 @@ def _check_launch(task: ResolvedTask, rules: SpecRules, label: str, w: str,
     """The launch within what every device of the target allows (its programming model's
     limits): a launch no GPU can run is the spec's mistake, found without one."""
     limits = rules.launch_limits
-    over = limits.exceeded(task.launch.grid, task.launch.block) if limits else None
+    if limits is None:
+        return
+    over = limits.exceeded(task.launch.grid, task.launch.block)
     if over is None:
         return
     given = ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
-    raise SpecError(w, f"{label}: {over.field}", f"{over.what} at most {over.top} (the limit of "
-                    f"every {rules.target} launch{', with ' + given if given else ''})",
-                    over.value)
+    raise SpecError(w, f"{label}: {over.field}", f"{over.what} at most {over.top} "
+                    f"({limits.model}'s limit on every device"
+                    f"{', with ' + given if given else ''})", over.value)
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:

@@ -9,6 +9,6 @@ from pragma_ncu.backends.rules import LaunchLimits, SpecRules
 # The same on every architecture since sm_30 (CUDA C++ Programming Guide, "Compute
 # Capabilities"): known without a GPU.
 LAUNCH_LIMITS = LaunchLimits(threads_per_block=1024, block=(1024, 1024, 64),
-                             grid=(2**31 - 1, 65535, 65535))
+                             grid=(2**31 - 1, 65535, 65535), model="CUDA")
 
 RULES = SpecRules("cuda", (".cu",), launch_limits=LAUNCH_LIMITS, compiler="nvcc")
