@@ -28,7 +28,7 @@ class CommandError(click.ClickException):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         # click declares exit_code a class variable but reads it from the instance
-        self.exit_code = status  # type: ignore[misc]
+        self.exit_code = status  # type: ignore[misc, unused-ignore]
 
 
 def click_error(exc: PragmaError) -> click.ClickException:
