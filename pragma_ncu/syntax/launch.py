@@ -22,10 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pragma_ncu.syntax.element import only_returns
 from pragma_ncu.syntax.functions import body, parameters
-from pragma_ncu.syntax.index import is_global_index, normal
+from pragma_ncu.syntax.index import index_forms, is_global_index, normal
 from pragma_ncu.syntax.memory import shared_arrays
-from pragma_ncu.syntax.tree import LOOPS, Node, line_of, statements, substituted, text, walk
+from pragma_ncu.syntax.tree import LOOPS, Node, line_of, substituted, text, walk
 
 ELEMENT, ROW, STRIDED, WARP, BLOCK, TILE, UNKNOWN = (
     "element", "row", "grid-stride", "warp", "block", "tile", "unknown")
@@ -105,7 +106,7 @@ def _index_kind(value: Node) -> tuple[str, int]:
     """What an initializer computes of the thread's coordinates: ("x", 1) for the global
     index, ("x", 4) for it times 4, ("warp", 1), ("block", 1), or ("", 1)."""
     for axis in "xyz":
-        if normal(text(value)) in _index_forms(axis):
+        if normal(text(value)) in index_forms(axis):
             return axis, 1
     inner = _unwrapped(value)
     if inner.type == "binary_expression" and text(inner.child_by_field_name("operator")) == "*":
@@ -120,12 +121,6 @@ def _index_kind(value: Node) -> tuple[str, int]:
     if form == "blockIdx.x":
         return "block", 1
     return "", 1
-
-
-def _index_forms(axis: str) -> frozenset[str]:
-    offsets = (f"blockIdx.{axis}*blockDim.{axis}", f"blockDim.{axis}*blockIdx.{axis}")
-    return frozenset({f"{o}+threadIdx.{axis}" for o in offsets}
-                     | {f"threadIdx.{axis}+{o}" for o in offsets})
 
 
 def _unwrapped(node: Node) -> Node:
@@ -250,7 +245,7 @@ def _bound(code: Node, name: str) -> tuple[str | None, int, Node | None]:
             if clause is not None and clause.named_children else None
         if condition is None:
             continue
-        early = _returns(node.child_by_field_name("consequence"))
+        early = only_returns(node.child_by_field_name("consequence"))
         joined, compared = ("||", _OUT_OF_RANGE) if early else ("&&", _IN_RANGE)
         for part in _conjuncts(condition, joined):
             for scale in (1, *_scales(part, name)):
@@ -328,18 +323,9 @@ def _below(name: str, bound: str | None) -> str:
     return f"{name} < {bound}" if bound is not None else f"no check of {name} found"
 
 
-def _returns(node: Node | None) -> bool:
-    if node is None:
-        return False
-    if node.type == "return_statement":
-        return True
-    return node.type == "compound_statement" and [c.type for c in statements(node)] == \
-        ["return_statement"]
-
-
 def _guarded(code: Node, guard: Node) -> list[Node]:
     """The nodes of the work a guard admits: its consequence, or after an early return."""
-    if _returns(guard.child_by_field_name("consequence")):
+    if only_returns(guard.child_by_field_name("consequence")):
         return [n for n in walk(code) if n.start_byte >= guard.end_byte]
     return list(walk(guard.child_by_field_name("consequence")))
 

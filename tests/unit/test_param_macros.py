@@ -13,34 +13,8 @@ from click.testing import CliRunner
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.errors import InputError, ParamNameClash
+from tests.scale_spec import LAUNCH, scale_spec
 
-SPEC = """
-[kernel]
-name = "scale"
-source = "{source}"
-{kernel}
-[params]
-{params}
-{launch}
-[[args]]
-name = "x"
-dtype = "fp32"
-shape = ["n"]
-role = "input"
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-n = 1000
-"""
-LAUNCH = '[launch]\ngrid = ["ceil_div(n, 256)"]\nblock = ["256"]'
 PROBE = """extern "C" __global__ void scale(const float* x, float* y, int n) {
     int block_size = blockDim.x;
     int i = blockIdx.x * block_size + threadIdx.x;
@@ -52,8 +26,8 @@ PROBE = """extern "C" __global__ void scale(const float* x, float* y, int n) {
 def write(tmp_path: Path, source: str, params: str, *, name: str = "scale.cu",
           kernel: str = "", launch: str = LAUNCH) -> Path:
     (tmp_path / name).write_text(source)
-    (tmp_path / "scale.toml").write_text(SPEC.format(source=name, kernel=kernel, params=params,
-                                                     launch=launch))
+    (tmp_path / "scale.toml").write_text(scale_spec(name, kernel=kernel, params=params,
+                                                    launch=launch))
     return tmp_path / name
 
 

@@ -17,37 +17,8 @@ from pragma_ncu.infra.errors import InputError, ReferenceCheckError
 from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker.inputs import drawn
 from pragma_ncu.worker.reference import check_reference
+from tests.scale_spec import LAUNCH, scale_spec
 
-SPEC = """
-[kernel]
-name = "scale"
-source = "{source}"
-{launch}
-[[args]]
-name = "x"
-dtype = "{dtype}"
-shape = ["n"]
-role = "input"
-[[args]]
-name = "y"
-dtype = "{dtype}"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-name = "big"
-n = 100000
-[[shapes]]
-name = "odd"
-n = 37
-[reference]
-function = "{function}"
-{library}
-"""
 CUDA = ('extern "C" __global__ void scale(const float* x, float* y, int n) {\n'
         '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2 * x[i];\n}\n')
 C = "void scale(const float* x, float* y, int n) { for (int i = 0; i < n; i++) y[i] = 2 * x[i]; }\n"
@@ -60,10 +31,10 @@ def kernel(tmp_path: Path, reference: str | None = GOOD, *, target: str = "cuda"
     """A kernel, its spec and (unless None) its reference file; the kernel's path."""
     source = "scale.cu" if target == "cuda" else "scale.c"
     (tmp_path / source).write_text(CUDA if target == "cuda" else C)
-    launch = '[launch]\ngrid = ["ceil_div(n, 256)"]\nblock = ["256"]' if target == "cuda" else ""
-    (tmp_path / "scale.toml").write_text(SPEC.format(
-        source=source, launch=launch, dtype=dtype, function=function,
-        library=f'library = "{library}"'))
+    (tmp_path / "scale.toml").write_text(scale_spec(
+        source, dtype=dtype, launch=LAUNCH if target == "cuda" else "",
+        shapes=(("big", 100000), ("odd", 37)),
+        tail=f'[reference]\nfunction = "{function}"\nlibrary = "{library}"'))
     if reference is not None:
         (tmp_path / "reference.py").write_text(reference)
     return tmp_path / source
