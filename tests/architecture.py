@@ -90,9 +90,11 @@ LAYERS: tuple[Layer, ...] = (
            "backends.*.abi", "measure", "measure.**", "infra.toolchain", "infra.sources",
            "infra.store", "infra.llm", "infra.progress", "infra.logs")),
     Layer(9, "infra's base, targets' packages",
-          "typed exceptions; the one reader of environment variables; shipped data; a "
-          "target's package itself (its docstring, and data files such as peaks.c)",
-          ("infra", "infra.errors", "infra.settings", "infra.resources", "backends.*")),
+          "typed exceptions; the ranges of numeric options; the one reader of environment "
+          "variables; shipped data; a target's package itself (its docstring, and data files "
+          "such as peaks.c)",
+          ("infra", "infra.errors", "infra.bounds", "infra.settings", "infra.resources",
+           "backends.*")),
 )
 
 

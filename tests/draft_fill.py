@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_TOKEN = re.compile(r'"<fill>"|<fill>')
+_TOKEN = re.compile(r'"<fill[^>]*>"|<fill[^>]*>')
 
 
 def fill(text: str, values: Sequence[str]) -> str:
@@ -42,7 +42,6 @@ def _split_comment(line: str) -> tuple[str, str]:
 
 # What a user fills into the draft of examples/init/masked_bias_scale.cu (docs/own-kernel.md).
 MASKED_BIAS_SCALE = (
-    "rows * cols",            # launch.grid[0]: one thread per element of out
     '"rows", "cols"',         # out
     '"rows"',                 # kept
     '"rows", "cols"',         # x

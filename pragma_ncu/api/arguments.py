@@ -1,7 +1,9 @@
 """The API's boundary: every public function checks its arguments against its own annotations
 when called, so that a wrong type fails there, naming the function, the argument and what it
 accepts (an ArgumentError: an InputError and a TypeError), instead of deep inside (api.explain(42)
-failed in pathlib). A path may be given as a str or any os.PathLike; it arrives as a Path."""
+failed in pathlib). A path may be given as a str or any os.PathLike; it arrives as a Path. A
+number annotated with a bound (`infra.bounds`: `Count`, `Seconds`, ...) must be in it too:
+`tune(budget=0)` fails naming the argument and the range, as `--budget 0` does."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
+from pragma_ncu.infra.bounds import Bound
 from pragma_ncu.infra.errors import ArgumentError
 
 P = ParamSpec("P")
@@ -41,7 +44,7 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
                 bound.arguments[name] = Path(value)
             else:
                 raise ArgumentError(f"{function.__name__}(): argument {name!r} takes "
-                                    f"{described(hint)}, not {type(value).__name__} "
+                                    f"{described(hint, value)}, not {type(value).__name__} "
                                     f"{_short(value)}")
         return function(*bound.args, **bound.kwargs)
     return call
@@ -59,8 +62,9 @@ def check_fields(options: Any) -> None:
         if _takes_path(hint) and isinstance(value, str | os.PathLike):
             object.__setattr__(options, name, Path(value))  # frozen: still being made
         else:
-            raise ArgumentError(f"{kind.__name__}(): field {name!r} takes {described(hint)}, "
-                                f"not {type(value).__name__} {_short(value)}")
+            raise ArgumentError(f"{kind.__name__}(): field {name!r} takes "
+                                f"{described(hint, value)}, not {type(value).__name__} "
+                                f"{_short(value)}")
 
 
 def _resolved(function: Callable[..., Any]) -> dict[str, Any]:
@@ -81,6 +85,8 @@ def accepts(value: object, hint: Any) -> bool:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or isinstance(hint, TypeVar):
         return True
+    if origin is Annotated:
+        return accepts(value, args[0]) and all(b.allows(value) for b in _bounds(hint))
     if origin in (typing.Union, types.UnionType):
         return any(accepts(value, a) for a in args)
     if hint is None or hint is type(None):
@@ -100,15 +106,23 @@ def accepts(value: object, hint: Any) -> bool:
     return isinstance(value, int | float) if hint is float else isinstance(value, hint)
 
 
+def _bounds(hint: Any) -> list[Bound]:
+    return [b for b in getattr(hint, "__metadata__", ()) if isinstance(b, Bound)]
+
+
 def _takes_path(hint: Any) -> bool:
     return hint is Path or Path in typing.get_args(hint)
 
 
-def described(hint: Any) -> str:
-    """A type in words, as the message says what an argument accepts."""
+def described(hint: Any, value: object = None) -> str:
+    """A type in words, as the message says what an argument accepts; a bounded number's
+    range where `value` is of its type (else the type: `int`)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        in_type = accepts(value, args[0])
+        return " and ".join(map(str, _bounds(hint))) if in_type else described(args[0])
     if origin in (typing.Union, types.UnionType):
-        return " | ".join(described(a) for a in args)
+        return " | ".join(described(a, value) for a in args)
     if hint is None or hint is type(None):
         return "None"
     if origin is Callable:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +25,11 @@ from pragma_ncu.api.common import (
     shapes_of,
     target_of,
 )
-from pragma_ncu.backends.base import PoolRequest, ProfileOptions, UsageError
+from pragma_ncu.backends.base import PoolRequest, ProfileOptions
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.draft import Draft, draft_spec, write_draft
+from pragma_ncu.infra.bounds import Milliseconds, Positive, Seconds
 from pragma_ncu.infra.errors import KernelFailure, NoGPUError
 from pragma_ncu.infra.progress import Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
@@ -50,7 +50,8 @@ from pragma_ncu.worker.protocol import TimingConfig
 @checked
 def bench(spec: SpecLike, *, shapes: Sequence[str | Shape] = (),
           params: dict[str, ParamValue] | None = None, arch: str | None = None,
-          timeout: float = 60.0, budget_ms: float = 100.0, pool: PoolRequest | None = None,
+          timeout: Seconds = 60.0, budget_ms: Milliseconds = 100.0,
+          pool: PoolRequest | None = None,
           settings: Settings | None = None, progress: Progress | None = None
           ) -> BenchReport:
     """Build once, then verify and time the kernel at each of `shapes` (all of the spec's by
@@ -106,23 +107,21 @@ class Explanation:
 
 @checked
 def explain(report: str | Path | Profile, *, kernel: str | None = None, reader: str = "auto",
-            ceiling_gbps: float | None = None, spec: Path | None = None,
+            ceiling_gbps: Positive | None = None, spec: Path | None = None,
             shape: str | None = None, options: ProfileOptions | None = None,
             settings: Settings | None = None, progress: Progress | None = None,
-            sources: Sequence[Path] = ()) -> Explanation:
+            sources: Sequence[Path] = (), kernel_name: str | None = None) -> Explanation:
     """What limits each kernel of `report` (a Profile, a .ncu-rep, a profile.json, a folder of
     ncu CSV pages, or a kernel source profiled now), ranked by evidence, by the rules of the
     collector that measured it. `kernel` keeps the kernels of that name (or part of it). A
     report of many launches is explained as an application (see `Explanation`); `sources`
     (files, or folders searched recursively; default: the .cu files beside the report) are
     where its kernels may be defined, to say how to hand one to `init` and `tune`.
-    `ceiling_gbps`, where given, is a finite number of GB/s above 0 (UsageError)."""
-    if ceiling_gbps is not None and not (math.isfinite(ceiling_gbps) and ceiling_gbps > 0):
-        raise UsageError(f"ceiling {ceiling_gbps!r} GB/s: expected a finite number above 0",
-                         option="--ceiling-gbps")
+    `kernel_name` profiles that kernel of a source in place of its spec's. `ceiling_gbps`,
+    where given, is a finite number of GB/s above 0 (its annotation's bound)."""
     settings = settings_or_default(settings)
     launches = Launches.of(report) if isinstance(report, Profile) else _launches_of(
-        Path(report), reader, spec, shape, options, settings, progress)
+        Path(report), reader, spec, shape, options, settings, progress, kernel_name)
     found = launches.profile
     diagnose = _diagnoser(found, settings, ceiling_gbps)
     if len(found.kernels) > 1:
@@ -159,12 +158,12 @@ def _beside(report: str | Path | Profile) -> list[Path]:
 
 def _launches_of(path: Path, reader: str, spec: Path | None, shape: str | None,
                  options: ProfileOptions | None, settings: Settings,
-                 progress: Progress | None) -> Launches:
+                 progress: Progress | None, kernel_name: str | None = None) -> Launches:
     """A kernel source is profiled now; a report's launches are read light (every launch's
     names, duration and launch configuration; full profiles only of those diagnosed)."""
     if path.suffix in source_suffixes():
-        run = profile(load(path, spec), shape=shape, options=options, settings=settings,
-                      progress=progress)
+        run = profile(load(path, spec, kernel_name), shape=shape, options=options,
+                      settings=settings, progress=progress)
         if run.profile is None:
             kind = run.failure_kind()
             raise (kind or KernelFailure)(f"cannot explain {path.name}: {run.problem}")

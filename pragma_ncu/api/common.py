@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -19,6 +20,7 @@ from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.spec.file import check_shapes, load_spec, spec_path_for
 from pragma_ncu.spec.model import Shape, TaskSpec
+from pragma_ncu.worker.reference import check_reference
 
 SpecLike = TaskSpec | str | Path  # a spec, a kernel file (its spec beside it), a .toml spec
 
@@ -28,13 +30,41 @@ def settings_or_default(settings: Settings | None) -> Settings:
 
 
 @checked
-def load(spec: SpecLike, spec_path: Path | None = None) -> TaskSpec:
+def load(spec: SpecLike, spec_path: Path | None = None,
+         kernel_name: str | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml
-    beside it), or a .toml spec (naming its kernel); its source checked to define its kernel
-    (KernelNotFound) before anything is built."""
+    beside it), or a .toml spec (naming its kernel); `kernel_name` in place of the spec's
+    kernel (one spec serves the variants of a kernel in other files); its source checked to
+    define its kernel (KernelNotFound, which names the file's one kernel of the spec's
+    signature where there is one) and its reference function to answer for its inputs (a
+    ReferenceCheckError: `worker.reference.check_reference`), before anything is built or a
+    run is stored."""
     task = _loaded(spec, spec_path)
+    if kernel_name:
+        task = replace(task, kernel_name=kernel_name)
     target_of(task).check_kernel(task)
+    _reference_checked(task)
     return task
+
+
+_CHECKED: set[tuple[TaskSpec, tuple[int, int] | None]] = set()
+
+
+def _reference_checked(task: TaskSpec) -> None:
+    """`check_reference`, once per spec and state of its reference file in this process (a
+    command and the API call it makes both load the spec)."""
+    if not task.reference.function:
+        return
+    target = task.reference.function.split(":")[0]
+    path = Path(task.reference.base_dir or task.spec_path.parent) / target
+    try:
+        stat: tuple[int, int] | None = (path.stat().st_mtime_ns, path.stat().st_size)
+    except OSError:
+        stat = None
+    key = (task, stat)
+    if key not in _CHECKED:
+        check_reference(task)
+        _CHECKED.add(key)
 
 
 def _loaded(spec: SpecLike, spec_path: Path | None) -> TaskSpec:

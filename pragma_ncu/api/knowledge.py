@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import settings_or_default
+from pragma_ncu.infra.bounds import Count, Jobs
 from pragma_ncu.infra.errors import InputError, LLMUnavailable, ToolchainError
 from pragma_ncu.infra.llm import LLMClient, LLMConfig
 from pragma_ncu.infra.progress import Progress, logged, notes
@@ -58,7 +59,7 @@ def knowledge(metric: str, *, settings: Settings | None = None) -> KnowledgeEntr
 
 
 @checked
-def knowledge_search(words: str, *, limit: int = 10,
+def knowledge_search(words: str, *, limit: Count = 10,
                      settings: Settings | None = None) -> tuple[MetricEntry, ...]:
     """The entries whose names, titles and explanations match `words`, best first."""
     return tuple(compendium(settings=settings).search(words, limit=limit))
@@ -76,7 +77,7 @@ class KnowledgeBuild:
 @checked
 def knowledge_build(*, chip: str = "gh100", online: bool = False, llm: bool = True,
                     sources: Sequence[str] = (), ncu_docs: Path | None = None,
-                    sections: Path | None = None, jobs: int = 4,
+                    sections: Path | None = None, jobs: Jobs = 4,
                     settings: Settings | None = None,
                     progress: Progress | None = None) -> KnowledgeBuild:
     """Build the metric compendium from the profilers' own documentation: Nsight Compute's

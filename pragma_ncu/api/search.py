@@ -18,6 +18,7 @@ from pragma_ncu.api.common import (
     target_of,
 )
 from pragma_ncu.backends.base import PoolRequest, Session, UsageError
+from pragma_ncu.infra.bounds import Count, Seconds, Seed
 from pragma_ncu.infra.errors import InputError, NoGPUError
 from pragma_ncu.infra.progress import Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
@@ -66,14 +67,14 @@ class AutotuneOptions:
 
     shapes: Sequence[str | Shape] = ()
     strategy: str = "auto"
-    budget: int = 200
-    time_budget: float | None = None
-    top_k: int = 5
-    rounds: int = 2
-    seed: int = 0
+    budget: Count = 200
+    time_budget: Seconds | None = None
+    top_k: Count = 5
+    rounds: Count = 2
+    seed: Seed = 0
     incumbent: dict[str, ParamValue] | None = None
     arch: str | None = None
-    timeout: float = 60.0
+    timeout: Seconds = 60.0
     out: Path | None = None
     configs: Path | None = None
     config_format: TableFormat = OWN_LAYOUT

@@ -9,6 +9,7 @@ from pragma_ncu.api.arguments import checked
 from pragma_ncu.api.common import load, settings_or_default, shapes_of
 from pragma_ncu.backends.base import ProfileOptions
 from pragma_ncu.infra import sources
+from pragma_ncu.infra.bounds import Percent, Repeats, Seconds
 from pragma_ncu.infra.progress import Notice, Progress, logged, notes
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.store import DEFAULT_NAME
@@ -21,11 +22,11 @@ from pragma_ncu.triage.report import Side, TriageReport
 
 
 @checked
-def triage(base: str | Path, new: str | Path, *, threshold: float = DEFAULT_THRESHOLD_PCT,
+def triage(base: str | Path, new: str | Path, *, threshold: Percent = DEFAULT_THRESHOLD_PCT,
            kernel: str | None = None, by_order: bool = False, reader: str = "auto",
            spec: Path | None = None, shape: str | None = None,
            params: dict[str, ParamValue] | None = None, arch: str | None = None,
-           repeats: int = 3, out: Path = Path("pragma-ncu-triage"), timeout: float = 180.0,
+           repeats: Repeats = 3, out: Path = Path("pragma-ncu-triage"), timeout: Seconds = 180.0,
            store: Path = Path(DEFAULT_NAME), settings: Settings | None = None,
            progress: Progress | None = None) -> TriageReport:
     """Compare BASE with NEW kernel by kernel: what the application lost, and why (see

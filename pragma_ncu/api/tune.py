@@ -26,6 +26,7 @@ from pragma_ncu.api.common import (
 from pragma_ncu.backends.base import PoolRequest, Session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.infra.bounds import Count, Fraction, Rounds, Seconds, Seed
 from pragma_ncu.infra.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.infra.llm import LLMClient, LLMConfig
 from pragma_ncu.infra.logs import RunLog, captured
@@ -74,7 +75,7 @@ class DeviceCheckError(KernelFailure):
 
 @checked
 def llm_config(settings: Settings, model: str | None = None, base_url: str | None = None,
-               timeout_s: float = 120.0) -> LLMConfig | None:
+               timeout_s: Seconds = 120.0) -> LLMConfig | None:
     """The coder's LLM: the model and endpoint given, else the settings'; None when there is
     no model, or neither an endpoint nor a key (the key only ever comes from settings)."""
     model = model or settings.llm_model
@@ -87,12 +88,13 @@ def llm_config(settings: Settings, model: str | None = None, base_url: str | Non
 
 @checked
 def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
-         shapes: Sequence[str | Shape] = (), rounds: int = 5, target: float = 0.9,
-         patience: int = 2, budget: int = 200, time_budget: float | None = None,
-         strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
+         shapes: Sequence[str | Shape] = (), rounds: Rounds = 5, target: Fraction = 0.9,
+         patience: Count = 2, budget: Count = 200, time_budget: Seconds | None = None,
+         strategy: str = "auto", seed: Seed = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
-         timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
-         max_time: float | None = 120.0, settings: Settings | None = None,
+         timeout: Seconds = 60.0, pool: PoolRequest | None = None, retest_rounds: Count = 3,
+         max_time: Seconds | None = 120.0, kernel_name: str | None = None,
+         settings: Settings | None = None,
          progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
@@ -102,6 +104,8 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
     while too noisy to decide); `max_time` the seconds the whole run may take (None: no
     limit): each round's search gets a share of what is left, and the conductor stops when
     what is left cannot hold another round (docs/tune.md, "Time").
+    `kernel_name` runs that kernel of the source in place of the
+    spec's (a variant of the same signature).
     `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
@@ -119,21 +123,19 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         if resume:
             db = _existing(store, opened)
             run_id, config = _resumed(db, resume)
-            task = load(Path(config["kernel"]), Path(config["spec"]))
+            task = load(Path(config["kernel"]), Path(config["spec"]),
+                        config.get("kernel_name"))
             pool = resumed_pool(config, pool, notes(progress))
             return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
                         settings, progress)
         if spec is None:
             raise InputError("give a spec or a kernel file (or a run to resume)")
-        task = load(spec, spec_path)
-        if retest_rounds < 1:
-            raise InputError(f"retest_rounds {retest_rounds}: at least 1")
-        if max_time is not None and max_time <= 0:
-            raise InputError(f"max_time {max_time}: more than 0 seconds (None: no limit)")
+        task = load(spec, spec_path, kernel_name)
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
         config["retest_rounds"] = retest_rounds
         config["max_time"] = max_time
+        config["kernel_name"] = kernel_name
         config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
 
         def started() -> Store:

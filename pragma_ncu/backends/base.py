@@ -22,6 +22,7 @@ from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.build import task as tasks
 from pragma_ncu.diagnose.engine import Rules
+from pragma_ncu.infra.bounds import Seconds, ZeroOrMore, check_bounds
 from pragma_ncu.infra.errors import InputError, PragmaError
 from pragma_ncu.infra.progress import Notice
 from pragma_ncu.infra.settings import Settings
@@ -173,8 +174,11 @@ class ProfileOptions:
     sections: tuple[str, ...] = ()
     source: bool = False
     out_dir: Path | None = None
-    timeout_s: float = 180.0
-    repeats: int = 0
+    timeout_s: Seconds = 180.0
+    repeats: ZeroOrMore = 0
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
 
 
 class UsageError(InputError):

@@ -9,9 +9,17 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import SECONDS, emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    emit_json,
+    kernel_name_option,
+    load_task,
+    parse_params,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
@@ -25,25 +33,28 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
               help="The .cu or .cu.j2 file (its spec is the .toml beside it unless --spec).")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@kernel_name_option
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to tune for (repeatable; default: all of the spec's). The spec's "
                    "other shapes are still verified for every point, not timed.")
 @click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True,
               help="auto: exhaustive when the feasible space fits the budget, else TPE.")
-@click.option("--budget", type=int, default=200, show_default=True,
+@click.option("--budget", type=bounded(bounds.COUNT), default=200, show_default=True,
               help="Points to compile and measure at most.")
-@click.option("--time-budget", type=SECONDS, help="Seconds the search may take at most.")
-@click.option("--top-k", type=int, default=5, show_default=True,
+@click.option("--time-budget", type=bounded(bounds.SECONDS),
+              help="Seconds the search may take at most.")
+@click.option("--top-k", type=bounded(bounds.COUNT), default=5, show_default=True,
               help="Candidates re-timed with more repetitions before a winner is declared.")
-@click.option("--rounds", type=int, default=2, show_default=True,
+@click.option("--rounds", type=bounded(bounds.COUNT), default=2, show_default=True,
               help="Interleaved re-test rounds; up to 4x as many while the re-test cannot "
               "tell the winner from the incumbent (too noisy to decide).")
-@click.option("--seed", type=int, default=0, show_default=True, help="The sampler's seed.")
+@click.option("--seed", type=bounded(bounds.SEED), default=0, show_default=True,
+              help="The sampler's seed.")
 @click.option("--incumbent", "incumbent", multiple=True,
               help="The configuration to beat, NAME=VALUE (default: the spec's defaults).")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
-@click.option("--timeout", type=SECONDS, default=60.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Where to write results (default: pragma-ncu-autotune/<kernel>).")
@@ -65,7 +76,8 @@ from pragma_ncu.spec.model import TaskSpec
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy: str,
+def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
+             shapes: tuple[str, ...], strategy: str,
              budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
              incumbent: tuple[str, ...], arch: str | None, timeout: float,
              out_dir: Path | None, per_shape: bool, configs: Path | None,
@@ -84,7 +96,7 @@ def autotune(kernel: Path, spec: Path | None, shapes: tuple[str, ...], strategy:
     """
     if batch_dim is not None and config_format != "vllm":
         raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
-    task = load_task(kernel, spec)
+    task = load_task(kernel, spec, spec_kernel)
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \
                 progress_display(fmt == "table" or sys.stderr.isatty()) as show:

@@ -8,9 +8,17 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import SECONDS, Number, emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    emit_json,
+    kernel_name_option,
+    load_task,
+    parse_params,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
@@ -20,19 +28,21 @@ from pragma_ncu.report import bench as render
 @click.option("--kernel", "kernel", required=True, type=click.Path(path_type=Path),
               help="The .cu file (its spec is the .toml beside it unless --spec is given).")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@kernel_name_option
 @click.option("--shape", "shapes", multiple=True,
               help="A shape name from the spec, or dims as T=4096,d=11008 (repeatable).")
 @click.option("--param", "params", multiple=True, help="Override a parameter: NAME=VALUE.")
 @click.option("--arch", help="Compile for this arch (default: the GPU's; sm_90 without one).")
-@click.option("--timeout", type=SECONDS, default=60.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one shape may take before the worker is killed.")
-@click.option("--budget-ms", type=Number(min=0, min_open=True), default=100.0, show_default=True,
+@click.option("--budget-ms", type=bounded(bounds.MILLISECONDS), default=100.0, show_default=True,
               help="GPU time spent in timed repetitions per shape.")
 @click.option("--require-gpu", is_flag=True, help="Exit with status 3 when no GPU is present.")
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tuple[str, ...],
+def bench(kernel: Path, spec: Path | None, spec_kernel: str | None, shapes: tuple[str, ...],
+          params: tuple[str, ...],
           arch: str | None, timeout: float, budget_ms: float, require_gpu: bool,
           gpus: GpuSelection | None, workers: int | None, ray: str | None,
           fmt: str) -> None:
@@ -46,7 +56,7 @@ def bench(kernel: Path, spec: Path | None, shapes: tuple[str, ...], params: tupl
     (each row names its GPU). Exit status: 0 all verified (or no GPU), 1 a shape failed, 2 bad
     input, 3 no GPU with --require-gpu.
     """
-    task = load_task(kernel, spec)
+    task = load_task(kernel, spec, spec_kernel)
     values = parse_params(params)
     with user_errors(), progress_display(fmt == "table" and sys.stderr.isatty()) as show:
         report = api.bench(task, shapes=shapes, params=values, arch=arch, timeout=timeout,

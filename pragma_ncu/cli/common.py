@@ -18,6 +18,8 @@ from typing import Any
 import click
 
 from pragma_ncu import api
+from pragma_ncu.infra import bounds
+from pragma_ncu.infra.bounds import Bound
 from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status, io_error
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 
@@ -113,12 +115,25 @@ class Number(click.FloatRange):
         return number
 
 
-SECONDS = Number(min=0, min_open=True)  # a timeout or a budget in seconds
+def bounded(bound: Bound) -> click.ParamType:
+    """The option type of a number `bound` allows: click's IntRange or a finite FloatRange
+    (shown in --help) of the bound the API checks its argument against (`infra.bounds`), so
+    that the command line and the library refuse the same values."""
+    if bound.kind is int:
+        return click.IntRange(min=bound.low, max=bound.high, min_open=bound.low_open)
+    return Number(min=bound.low, max=bound.high, min_open=bound.low_open)
 
 
-def load_task(kernel: Path, spec: Path | None) -> TaskSpec:
+SECONDS = bounded(bounds.SECONDS)  # a timeout or a budget in seconds
+kernel_name_option = click.option(
+    "--kernel-name", "spec_kernel", metavar="NAME",
+    help="Run the file's kernel NAME in place of the spec's kernel.name: one spec serves the "
+    "variants of a kernel (the same arguments) in other files.")
+
+
+def load_task(kernel: Path, spec: Path | None, kernel_name: str | None = None) -> TaskSpec:
     with user_errors():
-        return api.load(kernel, spec)
+        return api.load(kernel, spec, kernel_name)
 
 
 def parse_params(items: tuple[str, ...]) -> dict[str, ParamValue]:

@@ -9,9 +9,10 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.api.application import Application
-from pragma_ncu.cli.common import Number, emit_json, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, user_errors
 from pragma_ncu.cli.display import output_width, progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
+from pragma_ncu.infra import bounds
 from pragma_ncu.report.application import (
     DEFAULT_TOP,
     groups_text,
@@ -27,13 +28,13 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
 @click.option("--kernel", "kernel_name", help="Explain only this kernel (name or part of it).")
 @click.option("--reader", type=click.Choice(["auto", "ncu_report", "csv"]), default="auto",
               show_default=True, help="How to read a .ncu-rep.")
-@click.option("--ceiling-gbps", type=Number(min=0, min_open=True),
+@click.option("--ceiling-gbps", type=bounded(bounds.POSITIVE),
               help="Memory ceiling for the roofline (default: the measured copy ceiling the "
               "profile recorded, else one this machine measured on the same GPU model, else a "
               "copy's practical 85% of ncu's DRAM peak).")
 @click.option("--all", "show_all", is_flag=True,
               help="Application report: a row for every kernel group.")
-@click.option("--top", type=click.IntRange(min=1),
+@click.option("--top", type=bounded(bounds.COUNT),
               help="Application report: rows for the kernel groups that would save the most "
               f"(default: {DEFAULT_TOP}, fewer where their lines would not fit one screen).")
 @click.option("--source-dir", "sources", multiple=True, type=click.Path(path_type=Path),
@@ -45,7 +46,7 @@ from pragma_ncu.report.diagnosis import explain_markdown, explain_text
               show_default=True)
 def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: float | None,
             show_all: bool, top: int | None, sources: tuple[Path, ...], spec: Path | None,
-            shape: str | None, params: tuple[str, ...], arch: str | None,
+            spec_kernel: str | None, shape: str | None, params: tuple[str, ...], arch: str | None,
             metrics: tuple[str, ...], sections: tuple[str, ...], source: bool, out: Path | None,
             timeout: float, fmt: str) -> None:
     """Explain what limits each kernel in TARGET, ranked by evidence.
@@ -66,7 +67,7 @@ def explain(target: Path, kernel_name: str | None, reader: str, ceiling_gbps: fl
     with user_errors(), progress_display(fmt == "table" and sys.stderr.isatty()) as show:
         found = api.explain(target, kernel=kernel_name, reader=reader, ceiling_gbps=ceiling_gbps,
                             spec=spec, shape=shape, options=options, progress=show,
-                            sources=sources)
+                            sources=sources, kernel_name=spec_kernel)
     if found.application is not None:
         _emit_application(found, found.application, fmt, kernel_name is not None, show_all,
                           top)

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.knowledge.adapters import adapter_names
 from pragma_ncu.report.knowledge import build_lines
@@ -28,7 +29,7 @@ from pragma_ncu.report.knowledge import build_lines
               help="Nsight Compute's docs/ folder, when not beside the ncu found.")
 @click.option("--sections", type=click.Path(path_type=Path, file_okay=False),
               help="Nsight Compute's sections/ folder (.section files and rule scripts).")
-@click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
+@click.option("--jobs", type=bounded(bounds.JOBS), default=4, show_default=True,
               help="LLM requests in flight at once.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)

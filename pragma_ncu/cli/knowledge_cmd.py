@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.common import bounded, emit_json, user_errors
+from pragma_ncu.infra import bounds
 from pragma_ncu.knowledge.docs import render_entry
 from pragma_ncu.knowledge.schema import MetricEntry
 from pragma_ncu.report.knowledge import entry_lines, search_table
@@ -43,7 +44,7 @@ def show(metric: str, fmt: str) -> None:
 
 @knowledge.command()
 @click.argument("words", nargs=-1, required=True)
-@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--limit", type=bounded(bounds.COUNT), default=10, show_default=True,
               help="Show at most this many entries.")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 def search(words: tuple[str, ...], limit: int, fmt: str) -> None:

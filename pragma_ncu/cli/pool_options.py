@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from pragma_ncu.cli.common import bounded
+from pragma_ncu.infra import bounds
 from pragma_ncu.pool import devices
 
 F = Callable[..., Any]
@@ -29,7 +31,7 @@ def pool_options(command: F) -> F:
                      help="Run the workers as Ray actors (one GPU, or one CPU, each): auto "
                      "joins this host's cluster, local starts one on this host alone, else "
                      "the cluster's address. Needs pip install \"pragma-ncu[ray]\".")(command)
-    command = click.option("--workers", "workers", type=click.IntRange(1),
+    command = click.option("--workers", "workers", type=bounded(bounds.COUNT),
                      help="C/C++ kernels: CPU worker processes measuring at once.")(command)
     command = click.option("--gpus", "gpus", callback=_gpus, metavar="all|N|0,2,...",
                      help="Measure on several GPUs at once, one worker each: all, a count, or "

@@ -10,8 +10,16 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.backends.base import ProfileOptions
-from pragma_ncu.cli.common import SECONDS, emit_json, load_task, parse_params, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    emit_json,
+    kernel_name_option,
+    load_task,
+    parse_params,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
@@ -25,6 +33,7 @@ def profile_options(command: Any) -> Any:
     """The options `profile` and `explain foo.cu` share."""
     for option in reversed((
         click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec."),
+        kernel_name_option,
         click.option("--shape", help="A shape name from the spec, or dims as T=4096,d=11008 "
                      "(default: the spec's first shape)."),
         click.option("--param", "params", multiple=True, help="Override a parameter: NAME=VALUE."),
@@ -37,7 +46,7 @@ def profile_options(command: Any) -> Any:
         click.option("--out", type=click.Path(path_type=Path),
                      help="Folder for the report, log and profile.json "
                      "(default: pragma-ncu-profiles/<kernel>-<shape>)."),
-        click.option("--timeout", type=SECONDS, default=180.0, show_default=True,
+        click.option("--timeout", type=bounded(bounds.SECONDS), default=180.0, show_default=True,
                      help="Seconds the ncu run may take before it is killed."),
     )):
         command = option(command)
@@ -60,7 +69,8 @@ def profile_request(params: tuple[str, ...], arch: str | None, metrics: tuple[st
 @profile_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[str, ...],
+def profile(kernel: Path, spec: Path | None, spec_kernel: str | None, shape: str | None,
+            params: tuple[str, ...],
             arch: str | None, metrics: tuple[str, ...], sections: tuple[str, ...], source: bool,
             out: Path | None, timeout: float, fmt: str) -> None:
     """Verify, time and profile a kernel at one shape under Nsight Compute.
@@ -74,7 +84,7 @@ def profile(kernel: Path, spec: Path | None, shape: str | None, params: tuple[st
     valgrind's cachegrind (simulated counts) where the CPU's counters cannot be read.
     """
     show = fmt == "table" and sys.stderr.isatty()
-    task = load_task(kernel, spec)
+    task = load_task(kernel, spec, spec_kernel)
     options = profile_request(params, arch, metrics, sections, source, out, timeout)
     with user_errors():
         with progress_display(show) as progress:

@@ -15,8 +15,9 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import SECONDS, Number, emit_json, parse_params, user_errors
+from pragma_ncu.cli.common import Number, bounded, emit_json, parse_params, user_errors
 from pragma_ncu.cli.display import output_width, progress_display
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import exit_status
 from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.junit import error_junit, report_junit
@@ -35,7 +36,7 @@ from pragma_ncu.triage.report import TriageReport
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "json", "junit"]),
               default="text", show_default=True,
               help="md: a pull-request comment; junit: JUnit XML, one test case per kernel.")
-@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True,
+@click.option("--top", type=bounded(bounds.COUNT), default=DEFAULT_TOP, show_default=True,
               help="Rows for the changed kernel groups that lost or saved the most time.")
 @click.option("--all", "show_all", is_flag=True, help="A row for every kernel group, the "
               "unchanged ones too.")
@@ -53,11 +54,11 @@ from pragma_ncu.triage.report import TriageReport
               "(default: the spec's first shape).")
 @click.option("--param", "params", multiple=True, help="For .cu/.toml sides: NAME=VALUE.")
 @click.option("--arch", help="For .cu/.toml sides: compile for this arch (default: the GPU's).")
-@click.option("--repeat", type=click.IntRange(1, 50), default=3, show_default=True,
+@click.option("--repeat", type=bounded(bounds.REPEATS), default=3, show_default=True,
               help="For .cu/.toml sides: timing runs after the profiled one.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("pragma-ncu-triage"),
               show_default=True, help="For .cu/.toml sides: where profiles and timings go.")
-@click.option("--timeout", type=SECONDS, default=180.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=180.0, show_default=True,
               help="For .cu/.toml sides: seconds a worker or ncu run may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
               default=Path(DEFAULT_NAME), show_default=True,

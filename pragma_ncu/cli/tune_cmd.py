@@ -8,9 +8,16 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
-from pragma_ncu.cli.common import SECONDS, Number, click_error, emit_json, user_errors
+from pragma_ncu.cli.common import (
+    bounded,
+    click_error,
+    emit_json,
+    kernel_name_option,
+    user_errors,
+)
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
 from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.infra.store import DEFAULT_NAME
@@ -45,47 +52,50 @@ class MaxTime(click.ParamType):
               help="The .cu (.cu.j2) file, or a C/C++ one (.c, .cpp) for the CPU; its spec "
               "is the .toml beside it unless --spec.")
 @click.option("--spec", type=click.Path(path_type=Path), help="The TOML task spec.")
+@kernel_name_option
 @click.option("--shape", "shapes", multiple=True,
               help="Shapes to time (repeatable; default: all). The others are verified only.")
 @click.option("--resume", "resume_id", help="Continue an interrupted run (id, prefix or 'last').")
-@click.option("--rounds", type=int, default=5, show_default=True,
+@click.option("--rounds", type=bounded(bounds.ROUNDS), default=5, show_default=True,
               help="Rounds after the baseline at most.")
-@click.option("--target", type=Number(min=0, min_open=True), default=0.9, show_default=True,
+@click.option("--target", type=bounded(bounds.FRACTION), default=0.9, show_default=True,
               help="Stop when the best reaches this fraction of the attainable roofline: the "
               "measured copy ceiling, or with the spec's metrics.flops the measured compute "
               "ceiling where that binds.")
-@click.option("--patience", type=int, default=2, show_default=True,
+@click.option("--patience", type=bounded(bounds.COUNT), default=2, show_default=True,
               help="Stop after this many rounds without an accepted candidate.")
-@click.option("--budget", type=int, default=200, show_default=True,
+@click.option("--budget", type=bounded(bounds.COUNT), default=200, show_default=True,
               help="Points to compile and measure per round at most.")
-@click.option("--time-budget", type=SECONDS, help="Seconds one round's search may take at most.")
+@click.option("--time-budget", type=bounded(bounds.SECONDS),
+              help="Seconds one round's search may take at most.")
 @click.option("--max-time", "max_time", type=MaxTime(), default="120", show_default=True,
               help="Seconds the whole run may take: each round's search gets a share of what "
               "is left, and the run stops when that cannot hold another round. 0 or 'none': "
               "no limit.")
-@click.option("--retest-rounds", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--retest-rounds", type=bounded(bounds.COUNT), default=3, show_default=True,
               help="Interleaved rounds of each side-by-side re-test of a candidate and the "
               "best; up to 4x as many while too noisy to decide.")
 @click.option("--strategy", type=click.Choice(strategies.choices()),
               default="auto", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=bounded(bounds.SEED), default=0, show_default=True)
 @click.option("--llm-model", help="The coder's model (default $PRAGMA_NCU_LLM_MODEL).")
 @click.option("--llm-base-url", help="An OpenAI-compatible endpoint (default "
               "$PRAGMA_NCU_LLM_BASE_URL); the key comes from $PRAGMA_NCU_LLM_API_KEY.")
 @click.option("--no-llm", is_flag=True, help="Use no LLM even when one is configured.")
-@click.option("--llm-timeout", type=SECONDS, default=120.0, show_default=True,
+@click.option("--llm-timeout", type=bounded(bounds.SECONDS), default=120.0, show_default=True,
               help="Seconds one LLM request may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               default=Path(DEFAULT_NAME), show_default=True, help="The run store.")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
-@click.option("--timeout", type=SECONDS, default=60.0, show_default=True,
+@click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
 @click.option("--require-gpu", is_flag=True,
               help="Exit with status 3 when no GPU is present (default: check and exit 0).")
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume_id: str | None,
+def tune(kernel: Path | None, spec: Path | None, spec_kernel: str | None,
+         shapes: tuple[str, ...], resume_id: str | None,
          rounds: int, target: float, patience: int, budget: int, time_budget: float | None,
          max_time: float | None, retest_rounds: int, strategy: str, seed: int,
          llm_model: str | None, llm_base_url: str | None, no_llm: bool, llm_timeout: float,
@@ -122,6 +132,7 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                               resume=resume_id, store=store_path, arch=arch, timeout=timeout,
                               pool=api.PoolRequest(gpus, workers, ray),
                               retest_rounds=retest_rounds, max_time=max_time,
+                              kernel_name=spec_kernel,
                               settings=settings,
                               progress=show)
     except api.DeviceCheckError as exc:

@@ -6,7 +6,9 @@ profile, historical best with its profile) plus the conductor's guidance and the
 the templates are `templates/prompts/coder_system.j2` and `coder_user.j2`. A reply is parsed and
 checked statically (`reply.parse_reply`), then by the injected `check` (the loop builds the
 variant's spec and compiles it at its defaults). A refused reply goes back to the model with the
-reason, up to `max_attempts` replies; no answer at all (`LLMUnavailable`) ends the proposal.
+reason, up to `max_attempts` replies; no answer at all (`LLMUnavailable`) ends the proposal,
+and an endpoint that cannot be reached says so (`CoderResult.unreachable`), for the loop to go
+on without it.
 Every request becomes one `LLMCall` for the trace; neither the key nor the endpoint appears in
 a message, a call or an error.
 """
@@ -20,6 +22,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -38,6 +41,7 @@ from pragma_ncu.infra.llm import LLMClient, LLMText, Message
 from pragma_ncu.infra.resources import data_path
 from pragma_ncu.measure.records import Citation, KernelState, LLMCall
 from pragma_ncu.spec.file import toml_text
+from pragma_ncu.spec.model import rules_of
 
 KINDS = ("rewrite", "repair")
 ROLE = "coder"
@@ -72,6 +76,7 @@ class CoderResult:
     variant: Variant | None
     calls: tuple[LLMCall, ...]
     error: str = ""
+    unreachable: str = ""  # the endpoint could not be reached: the error (without the URL)
 
 
 class LLMCoder:
@@ -104,7 +109,10 @@ class LLMCoder:
                 reason = self._redact(str(exc))
                 calls.append(self._call_without_reply(start, getattr(exc, "attempts", 1),
                                                       f"unavailable: {reason}"))
-                return CoderResult(None, tuple(calls), f"LLM unavailable: {reason}")
+                unreachable = getattr(exc, "unreachable", False)
+                return CoderResult(None, tuple(calls), f"LLM unavailable: {reason}",
+                                   self._redact(getattr(exc, "error", reason))
+                                   if unreachable else "")
             except LLMBadReply as exc:
                 error = f"the reply was unusable: {exc}"
                 calls.append(self._call_without_reply(start, 1, f"bad reply: {exc}"))
@@ -125,7 +133,8 @@ class LLMCoder:
                 spec: Mapping[str, Any]) -> tuple[Variant | None, str]:
         """The reply's variant, or None and what is wrong with it (for the model)."""
         try:
-            parsed = parse_reply(text, request.kernel_name, spec=spec)
+            parsed = parse_reply(text, request.kernel_name, spec=spec,
+                                 source=request.current.filename)
         except ReplyError as exc:
             return None, str(exc)
         variant = reply_variant(parsed, request.current, name)
@@ -184,7 +193,9 @@ def coder_messages(request: CoderRequest) -> list[Message]:
     """The system and first user message for `request`."""
     if request.kind not in KINDS:
         raise ValueError(f"CoderRequest.kind must be one of {KINDS}, got {request.kind!r}")
-    system = _template(system_prompt(request.target)).render(kernel_name=request.kernel_name)
+    rules = rules_of(Path(request.current.filename.removesuffix(".j2")))
+    system = _template(system_prompt(request.target)).render(
+        kernel_name=request.kernel_name, kernel_words=rules.kernel_words)
     user = sources.printable(  # a source's non-UTF-8 bytes as U+FFFD: the request is JSON
         _template("coder_user.j2").render(part="request", **_request_context(request)))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

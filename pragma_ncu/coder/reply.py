@@ -6,6 +6,8 @@ or ```jinja for a jinja2 template) holding the whole kernel file, one fenced ```
 `[params]` (each knob a `{ default, values }` table) and optionally `[launch]`, `[tune]
 restrictions` and `[kernel] template_args`, then a sentence or two of rationale. Every way a
 reply breaks it raises `ReplyError` with a message precise enough to send back to the model.
+What a kernel's definition looks like is the target's to say (its `SpecRules`: a `__global__`
+function for CUDA, a function with C linkage for C/C++), and the coder's prompt says the same.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.infra.errors import ExpressionError, SpecError, TemplateError
 from pragma_ncu.spec import expr, template
 from pragma_ncu.spec import file as specfile
+from pragma_ncu.spec.model import rules_of
 
 CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
               "jinja2": True}  # fence label -> is a jinja2 template
@@ -33,6 +38,10 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$"
 _C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
 _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_PREPROCESSOR = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
+_EXTERN_C = re.compile(r'\bextern\s*"C"')
+_AFTER_PARAMS = re.compile(r"(?:\s|\bconst\b|\bnoexcept\b|\bthrow\s*\(\s*\)|"
+                           r"__attribute__\s*\(\(.*?\)\))*\{", re.DOTALL)
 _UNDEFINED = re.compile(r'identifier "(_*[A-Z][A-Z0-9_]*)" is undefined'  # nvcc
                         r"|'(_*[A-Z][A-Z0-9_]*)' (?:was not declared in this scope|undeclared)"
                         r"|use of undeclared identifier '(_*[A-Z][A-Z0-9_]*)'")  # gcc, clang
@@ -77,21 +86,27 @@ class _Block:
 
 @dataclass(frozen=True)
 class _Kernel:
-    """A `__global__` function found in the code."""
+    """A function the code defines that may be the kernel (a `__global__` one, or for a
+    target without a keyword any at file scope)."""
 
     params_text: str  # between the parentheses
     template_params: tuple[str, ...] | None  # None: not a function template
+    c_linkage: bool = True  # extern "C" (or a C file)
 
 
-def parse_reply(text: str, kernel_name: str, *,
-                spec: Mapping[str, Any] | None = None) -> ParsedReply:
+def parse_reply(text: str, kernel_name: str, *, spec: Mapping[str, Any] | None = None,
+                source: str = "kernel.cu") -> ParsedReply:
     """Split and check a reply. `spec` (the user's parsed spec, optional) enables the checks that
-    need it: the argument count, and the names that launch expressions and restrictions use."""
+    need it: the argument count, and the names that launch expressions and restrictions use.
+    `source` is the kernel file's name: its target says what a kernel's definition looks like
+    (a `.cu` file's is a `__global__` function, a `.cpp` file's an extern "C" one)."""
     code_block, toml_block = _split_blocks(text)
     is_jinja = CODE_LANGS[code_block.lang]
     overlay = _parse_overlay(toml_block.body)
     code = code_block.body
-    _check_kernel(code, is_jinja, kernel_name, overlay, spec or {})
+    plain = source.removesuffix(".j2")
+    kind = _KernelKind(rules_of(Path(plain)), Path(plain).suffix.lower() == ".c")
+    _check_kernel(code, is_jinja, kernel_name, overlay, spec or {}, kind)
     _check_param_use(code, is_jinja, overlay, spec or {})
     return ParsedReply(code, is_jinja, overlay, _rationale(text, code_block, toml_block))
 
@@ -219,12 +234,28 @@ def _strip_comments(code: str, is_jinja: bool) -> str:
     return _C_COMMENT.sub(" ", code)
 
 
-def _kernels(code: str) -> dict[str, _Kernel]:
-    """The `__global__` functions of comment-free `code`, by name. After `__global__`, the first
-    `name(` that is not an attribute (`__launch_bounds__(...)` and other `__x__(...)`, whose
-    parentheses are skipped) is the function."""
+@dataclass(frozen=True)
+class _KernelKind:
+    """What a kernel's definition looks like for the source's target; `c_file`: a C source,
+    whose functions all have C linkage."""
+
+    rules: SpecRules
+    c_file: bool = False
+
+
+def _kernels(code: str, kind: _KernelKind) -> dict[str, _Kernel]:
+    """The functions of comment-free `code` that may be the kernel, by name: those after the
+    target's keyword, or every function defined at file scope where it has none."""
+    keyword = kind.rules.kernel_keyword
+    return _marked(code, keyword) if keyword else _file_scope(code, kind.c_file)
+
+
+def _marked(code: str, keyword: str) -> dict[str, _Kernel]:
+    """The functions `keyword` (`__global__`) marks, by name. After it, the first `name(` that
+    is not an attribute (`__launch_bounds__(...)` and other `__x__(...)`, whose parentheses
+    are skipped) is the function."""
     found: dict[str, _Kernel] = {}
-    for m in re.finditer(r"\b__global__\b", code):
+    for m in re.finditer(rf"\b{re.escape(keyword)}\b", code):
         pos = m.end()
         while (call := _CALL.search(code, pos)) is not None:
             if ";" in code[pos:call.start()]:
@@ -237,6 +268,44 @@ def _kernels(code: str) -> dict[str, _Kernel]:
                                                     _template_params(code[:m.start()])))
             break
     return found
+
+
+def _file_scope(code: str, c_file: bool) -> dict[str, _Kernel]:
+    """The functions defined at file scope (or in a namespace or an extern "C" block), by
+    name: a `name(...)` whose parentheses a body follows; preprocessor lines aside. Each
+    says whether it has C linkage: in a C file, in an extern "C" block, or declared so."""
+    code = _PREPROCESSOR.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), code)
+    blocks = _blocks(code)
+    found: dict[str, _Kernel] = {}
+    for call in _CALL.finditer(code):
+        scope = [kind for start, end, kind in blocks if start < call.start() < end]
+        if any(kind == "other" for kind in scope):
+            continue  # inside a function or a class: a call, not a definition
+        close = _matching_paren(code, call.end() - 1)
+        if not _AFTER_PARAMS.match(code, close + 1):
+            continue  # a declaration, a macro's use, an initializer
+        head = code[max(code.rfind(c, 0, call.start()) for c in ";{}") + 1:call.start()]
+        c_linkage = c_file or "extern_c" in scope or bool(_EXTERN_C.search(head))
+        found.setdefault(call.group(1), _Kernel(code[call.end():close],
+                                                _template_params(head), c_linkage))
+    return found
+
+
+def _blocks(code: str) -> list[tuple[int, int, str]]:
+    """Every {...} of `code` as (open, close, kind): "extern_c" (extern "C" {), "namespace",
+    or "other" (a body, an initializer)."""
+    out, stack = [], []
+    for i, ch in enumerate(code):
+        if ch == "{":
+            before = code[max(code.rfind(c, 0, i) for c in ";{}") + 1:i]
+            kind = ("extern_c" if _EXTERN_C.search(before) and "(" not in before
+                    else "namespace" if re.search(r"\bnamespace\b", before) else "other")
+            stack.append((i, kind))
+        elif ch == "}" and stack:
+            start, kind = stack.pop()
+            out.append((start, i, kind))
+    out += [(start, len(code), kind) for start, kind in stack]
+    return out
 
 
 def _matching_paren(code: str, open_at: int) -> int:
@@ -276,20 +345,25 @@ def _top_level_split(text: str) -> list[str]:
 
 
 def _check_kernel(code: str, is_jinja: bool, kernel_name: str, overlay: dict[str, Any],
-                  spec: Mapping[str, Any]) -> None:
-    """The kernel is defined under its name, with the spec's argument count, as a function
-    template exactly when the overlay gives template arguments."""
+                  spec: Mapping[str, Any], kind: _KernelKind) -> None:
+    """The kernel is defined under its name as the target's kernels are (a `__global__`
+    function, one with C linkage), with the spec's argument count, as a function template
+    exactly when the overlay gives template arguments."""
     params = overlay["params"]
     if not is_jinja and ("{%" in code or any(re.search(r"\{\{\s*" + re.escape(n) + r"\b", code)
                                              for n in params)):
         raise ReplyError("the code uses jinja2 syntax ({{ ... }} or {% ... %}) but its block is "
                          "labeled as CUDA: label it ```jinja")
-    kernels = _kernels(_strip_comments(code, is_jinja))
+    kernels = _kernels(_strip_comments(code, is_jinja), kind)
     if kernel_name not in kernels:
         defined = ", ".join(sorted(kernels)) or "none"
-        raise ReplyError(f"the code defines no __global__ function named {kernel_name} "
-                         f"(__global__ functions found: {defined}); keep the kernel's name")
+        found = f"{kind.rules.kernel_keyword} functions".strip()
+        raise ReplyError(f"the code defines no {kind.rules.kernel_words} named {kernel_name} "
+                         f"({found} found: {defined}); keep the kernel's name")
     kernel = kernels[kernel_name]
+    if not kernel.c_linkage:
+        raise ReplyError(f'{kernel_name} has C++ linkage: declare it extern "C" (the worker '
+                         "finds it by its C name), and keep its name and arguments")
     args = spec.get("args") or []
     if args and "{%" not in kernel.params_text:
         count = len(_top_level_split(kernel.params_text))

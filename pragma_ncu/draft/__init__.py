@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragma_ncu.build.task import read_source
-from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names
+from pragma_ncu.draft.infer import KernelDraft, choose_kernel, infer, kernel_names, kernels_like
 from pragma_ncu.draft.render import function_name, reference_text, spec_text
 from pragma_ncu.infra import sources
-from pragma_ncu.infra.errors import DraftError, KernelNotFound
+from pragma_ncu.infra.errors import DraftError, KernelNotFound, ParamNameClash
 from pragma_ncu.spec.file import spec_path_for
-from pragma_ncu.spec.model import REFERENCE_LIBRARIES, TaskSpec, target_of
-from pragma_ncu.spec.template import render_jinja
+from pragma_ncu.spec.model import REFERENCE_LIBRARIES, TaskSpec, rules_of, target_of
+from pragma_ncu.spec.template import define_value, macro_params, render_jinja
 from pragma_ncu.syntax.facts import parse_source
 from pragma_ncu.syntax.tree import language_of, strip_comments
 
-__all__ = ["Draft", "check_kernel", "draft_spec", "write_draft"]
+__all__ = ["Draft", "check_kernel", "check_macro_names", "draft_spec", "write_draft"]
 
 # Flags through which a header the source does not name in quotes may be read.
 _INCLUDE_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include", "--include-path",
@@ -97,22 +97,48 @@ def write_draft(draft: Draft, force: bool = False) -> tuple[Path, ...]:
 
 
 def check_kernel(spec: TaskSpec) -> None:
-    """KernelNotFound, before anything is built, when `spec`'s source certainly does not
-    define its kernel: the name is nowhere in the file (comments aside; a template rendered at
-    its defaults) and nothing could bring it in (an #include other than a system header's,
-    an include flag, ## token pasting). Otherwise the build, which sees every header, says it
-    in the same words. The message lists the kernels the file defines."""
-    text = read_source(spec)
+    """The early checks of `spec`'s source, before anything is built: KernelNotFound when it
+    certainly does not define its kernel: the name is nowhere in the file (comments aside; a
+    template rendered at its defaults) and nothing could bring it in (an #include other than
+    a system header's, an include flag, ## token pasting); otherwise the build, which sees
+    every header, says it in the same words. The message lists the kernels the file defines.
+    Then `check_macro_names`."""
+    source = text = read_source(spec)
     if spec.is_jinja:
-        text = render_jinja(text, spec.default_params(), str(spec.source_path))
+        text = render_jinja(source, spec.default_params(), str(spec.source_path))
     code = strip_comments(text)
-    if (not spec.kernel_name.isidentifier()  # not a plain name: the build decides
-            or re.search(rf"\b{spec.kernel_name}\b", code) or _may_include(code, spec)):
+    suffix = Path(spec.source_path.name.removesuffix(".j2")).suffix
+    if (spec.kernel_name.isidentifier()  # not a plain name: the build decides
+            and not re.search(rf"\b{spec.kernel_name}\b", code) and not _may_include(code, spec)):
+        facts = parse_source(text, language_of(suffix))
+        defined = kernel_names(facts, spec.target, spec.source_path)
+        like = kernels_like(facts, spec.target, spec.source_path, spec.args)
+        hint = (f"its one kernel of the spec's signature is {like[0]}: to run it with this "
+                f"spec, use --kernel-name {like[0]}" if len(like) == 1 else "")
+        raise KernelNotFound(spec.kernel_name, spec.source_path.name, defined, hint)
+    check_macro_names(spec, source, text)
+
+
+def check_macro_names(spec: TaskSpec, source: str, text: str) -> None:
+    """A ParamNameClash when a parameter passed to the compiler as -DNAME=value is also a
+    name the source declares, names as a member or calls (`int block_size = blockDim.x;`
+    becomes `int 256 = blockDim.x;`, which the compiler answers with only "expected an
+    identifier"). A parameter that is an `#ifndef` knob of the file is meant to be a macro,
+    and a plain use of one reads its value: neither is flagged. `source` is the file's text,
+    `text` the source as it is compiled (a template rendered)."""
+    macros = macro_params(spec, spec.default_params(), source)
+    if not macros:
         return
     suffix = Path(spec.source_path.name.removesuffix(".j2")).suffix
-    defined = kernel_names(parse_source(text, language_of(suffix)), spec.target,
-                           spec.source_path)
-    raise KernelNotFound(spec.kernel_name, spec.source_path.name, defined)
+    facts = parse_source(text, language_of(suffix))
+    knobs = {k.name for k in facts.knobs}
+    for name, value in macros.items():
+        line = facts.declared_at(name) if name not in knobs else None
+        if line is not None:
+            raise ParamNameClash(str(spec.spec_path), name, define_value(value),
+                                 spec.source_path.name, line,
+                                 text.splitlines()[line - 1].strip(),
+                                 rules_of(spec.source_path).compiler)
 
 
 def _may_include(code: str, spec: TaskSpec) -> bool:

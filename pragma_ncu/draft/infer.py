@@ -8,8 +8,10 @@ The rules (docs/own-kernel.md shows them at work):
   a floating-point or bool scalar needs a value (a placeholder);
 - `#ifndef NAME / #define NAME v` is a parameter with default v; a kernel template's
   parameters are parameters too, listed in `kernel.template_args`;
-- the launch is a guess: one thread per element of the first output, blocks of the kernel's
-  `__launch_bounds__` or of a BLOCK knob, else 256.
+- the launch is read from the kernel's indexing (`draft.launch`): one thread per element or
+  row, V elements a thread, a grid-stride loop, a warp per row, a block per output, a 2-D
+  tile; blocks of the kernel's `__launch_bounds__`, of its shared memory or of a BLOCK knob,
+  else 256. Where it cannot tell, a placeholder says what.
 """
 
 from __future__ import annotations
@@ -20,16 +22,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pragma_ncu.draft.ctype import ElementType, element_type
+from pragma_ncu.draft.launch import DraftLaunch, draft_launch
 from pragma_ncu.infra.errors import DraftError
 from pragma_ncu.spec import dtypes
 from pragma_ncu.spec.expr import function_names
-from pragma_ncu.spec.model import ParamValue
+from pragma_ncu.spec.model import ArgSpec, ParamValue, Role
 from pragma_ncu.syntax.facts import CFunction, CParam, SourceFacts
 from pragma_ncu.syntax.roles import Access, accesses
 from pragma_ncu.syntax.tree import strip_comments
 
-BLOCK_KNOBS = ("BLOCK", "BLOCK_SIZE", "BLOCK_DIM", "THREADS", "NTHREADS", "THREADS_PER_BLOCK")
-_LAUNCH_NAMES = ("BLOCK", "BLOCK_SIZE", "PRAGMA_NCU_BLOCK")
 _INT = re.compile(r"\(?\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?[fFlL]?")
 
@@ -68,11 +69,19 @@ class KernelDraft:
     params: tuple[DraftParam, ...]
     template_args: tuple[str, ...]
     dims: tuple[str, ...]
-    block: str | None  # the launch's block expression (None on the CPU)
-    block_note: str
+    launch: DraftLaunch | None  # the launch's grid and block (None on the CPU)
     dynamic_shared: bool  # the kernel declares `extern __shared__`
     flags: tuple[str, ...]
     flags_note: str
+
+    @property
+    def block(self) -> str | None:
+        """The launch's block (its x dimension), None on the CPU."""
+        return self.launch.block[0] if self.launch is not None else None
+
+    @property
+    def block_note(self) -> str:
+        return self.launch.block_note if self.launch is not None else ""
 
     @property
     def device(self) -> str:
@@ -105,6 +114,24 @@ def kernel_names(facts: SourceFacts, target: str, source: Path) -> list[str]:
     """The kernels a source defines: its __global__ functions (CUDA), or the C functions a
     shared object of it exports that could be one (the CPU)."""
     return sorted({f.name for f in facts.functions if _is_kernel(f, target, source)})
+
+
+def kernels_like(facts: SourceFacts, target: str, source: Path,
+                 args: tuple[ArgSpec, ...]) -> list[str]:
+    """The kernels of a source that take `args` (a spec's): as many parameters, an array
+    where the spec has an array and a value where a scalar, of the same dtype where the type
+    is known. The variants of one kernel in other files have its signature."""
+    return sorted({f.name for f in facts.functions if _is_kernel(f, target, source)
+                   and len(f.params) == len(args)
+                   and all(_takes(p, a, f, facts) for p, a in zip(f.params, args, strict=True))})
+
+
+def _takes(p: CParam, arg: ArgSpec, fn: CFunction, facts: SourceFacts) -> bool:
+    if (p.pointers == 0) != (arg.role == Role.SCALAR):
+        return False
+    templates = {t.name: t.default for t in fn.template or () if t.kind == "type"}
+    dtype = element_type(p.type_name, facts, templates).dtype
+    return dtype is None or dtype == arg.dtype.name
 
 
 def _is_kernel(f: CFunction, target: str, source: Path) -> bool:
@@ -151,9 +178,13 @@ def infer(facts: SourceFacts, fn: CFunction, source: Path, target: str) -> Kerne
     _check_outputs(args, fn, source)
     dims = tuple(a.value for a in args if a.role == "scalar" and a.value is not None
                  and a.value not in names)
-    block, note, launch_param = (None, "", None) if target == "cpu" else _block(fn, facts, names)
-    if launch_param is not None:
-        params.append(launch_param)
+    launch = None if target == "cpu" else draft_launch(
+        fn, facts, names, {p.name: a.value for p, a in zip(fn.params, args, strict=True)
+                           if a.role == "scalar" and a.value is not None})
+    if launch is not None and launch.new_param is not None:
+        name, default = launch.new_param
+        params.append(DraftParam(name, default, "GUESS: threads per block of the launch below; "
+                                 "add values = [...] to tune it"))
     flags = ("-O3", "-fopenmp") if target == "cpu" and facts.openmp else ("-O3",)
     flags_note = ("the file has #pragma omp lines, which need -fopenmp" if "-fopenmp" in flags
                   else "optimized host code; add others (e.g. -use_fast_math) as you need")
@@ -161,7 +192,7 @@ def infer(facts: SourceFacts, fn: CFunction, source: Path, target: str) -> Kerne
     return KernelDraft(
         kernel=fn.name, line=fn.line, source=source, target=target, args=args,
         params=tuple(params), template_args=tuple(t.name for t in fn.template or ()),
-        dims=dims, block=block, block_note=note,
+        dims=dims, launch=launch,
         dynamic_shared=bool(re.search(r"extern\s+__shared__", body)),
         flags=flags, flags_note=flags_note,
     )
@@ -284,21 +315,3 @@ def _check_outputs(args: tuple[DraftArg, ...], fn: CFunction, source: Path) -> N
         raise DraftError(f"{source.name}:{fn.line}: {fn.name} writes none of its arguments "
                          f"(arrays: {', '.join(arrays) or 'none'}); a spec needs an output. "
                          "If it writes through a const pointer, drop the const")
-
-
-def _block(fn: CFunction, facts: SourceFacts, params: set[str]
-           ) -> tuple[str, str, DraftParam | None]:
-    """The launch's block size: (expression, reason, a new parameter or None)."""
-    bound = (fn.launch_bounds or "").strip()
-    if bound in params:
-        return bound, f"GUESS: __launch_bounds__({bound}), the kernel's own block size", None
-    literal = _INT.fullmatch(bound) or _INT.fullmatch(facts.macro(bound) or "")
-    if bound and literal:
-        value = int(literal.group(1), 0)
-        return str(value), f"GUESS: __launch_bounds__({bound}) = {value} threads", None
-    knob = next((n for n in BLOCK_KNOBS if n in params), None)
-    if knob is not None:
-        return knob, f"GUESS: the knob {knob} is the block size", None
-    name = next(n for n in _LAUNCH_NAMES if n not in facts.identifiers and n not in params)
-    return name, "GUESS: 256 threads per block", DraftParam(
-        name, 256, "GUESS: threads per block of the launch below; add values = [...] to tune it")

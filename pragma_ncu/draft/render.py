@@ -79,16 +79,13 @@ def _params(d: KernelDraft) -> list[str]:
 
 
 def _launch(d: KernelDraft) -> list[str]:
-    outputs = [a for a in d.args if a.role in ("output", "inout")]
-    first = outputs[0].name if outputs else "the output"
+    assert d.launch is not None
     shared = (_line(f"shared_mem = {toml_value(PLACEHOLDER)}", "the kernel declares extern "
                     "__shared__: its dynamic shared memory in bytes (an expression)")
               if d.dynamic_shared else _line('shared_mem = "0"', "no extern __shared__ array"))
     return ["[launch]",
-            _line(f"grid = {toml_value([f'ceil_div({PLACEHOLDER}, {d.block})'])}",
-                  f"GUESS: one thread per element of {first}: its element count in place of "
-                  f"{PLACEHOLDER}"),
-            _line(f"block = {toml_value([d.block])}", d.block_note),
+            _line(f"grid = {toml_value(list(d.launch.grid))}", d.launch.grid_note),
+            _line(f"block = {toml_value(list(d.launch.block))}", d.launch.block_note),
             shared, ""]
 
 

@@ -59,6 +59,33 @@ class SpecError(InputError):
         super().__init__(detail)
 
 
+class ReferenceCheckError(SpecError):
+    """The spec's reference function fails before any kernel runs (a missing file or function,
+    a syntax error, an exception, outputs that are not the spec's): the spec's mistake, said
+    naming the file and the function, not the kernel's failure."""
+
+    def __init__(self, source: str, function: str, problem: str) -> None:
+        super().__init__(source, "reference.function", "a reference function that loads and "
+                         "answers for the spec's inputs", function)
+        self.problem = problem
+        self.args = (f"{_one_line(source)}: reference {function}: {_one_line(problem)}",)
+
+
+class ParamNameClash(SpecError):
+    """A parameter passed to the compiler as a -D macro is also a name the kernel declares:
+    the macro would replace it (`int 256 = ...`), and the compiler's message would not say
+    why. The message names both, and the line."""
+
+    def __init__(self, source: str, name: str, value: str, kernel: str, line: int,
+                 code: str, compiler: str) -> None:
+        super().__init__(source, f"params.{name}", "a name the kernel does not declare", name)
+        self.line = line
+        self.args = (f"{_one_line(source)}: parameter {name} is passed to {compiler} as "
+                     f"-D{name}={value}, and the kernel also declares or uses {name} as a name "
+                     f"at {kernel}:{line} ({_one_line(code)[:120]}): rename one (or make "
+                     f"{name} an #ifndef knob of the file, if a macro is meant)",)
+
+
 def _one_line(text: str) -> str:
     """`text` with control characters escaped (a TOML key may hold a newline)."""
     return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

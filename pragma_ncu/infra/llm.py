@@ -70,10 +70,16 @@ class Usage:
 
 class LLMNoAnswer(LLMUnavailable):
     """LLMUnavailable raised by a request: `attempts` is how many times it was sent, so a trace
-    can record what the failed request cost."""
+    can record what the failed request cost; `unreachable` when no attempt reached the
+    endpoint (nothing listens there, no route, a name that does not resolve): asking again
+    later in the same run would fail the same way. `error` is the last failure alone (the
+    message adds the model and the endpoint)."""
 
-    def __init__(self, message: str, attempts: int) -> None:
+    def __init__(self, message: str, attempts: int, unreachable: bool = False,
+                 error: str = "") -> None:
         self.attempts = attempts
+        self.unreachable = unreachable
+        self.error = error or message
         super().__init__(message)
 
 
@@ -163,7 +169,7 @@ class LLMClient:
     def _create_with_retries(self, messages: list[Message]) -> tuple[Any, int]:
         import openai
 
-        last = ""
+        last, connections = "", 0
         for attempt in range(self.config.max_retries + 1):
             try:
                 return self._create(messages), attempt + 1
@@ -180,7 +186,13 @@ class LLMClient:
                 last = f"no answer within {self.config.timeout_s:g} s"
                 wait = None
             except openai.APIConnectionError as exc:
-                last = f"connection failed: {_short(str(exc))}"
+                root = _root_cause(exc)
+                last = f"connection failed: {_short(str(root))}"
+                if isinstance(root, ConnectionRefusedError):  # nothing listens: no retry
+                    log.info("LLM request failed: %s", self._redacted(last))
+                    raise LLMNoAnswer(f"{self.config.label}: {last}", attempt + 1,
+                                      unreachable=True, error=last) from None
+                connections += 1
                 wait = None
             if attempt < self.config.max_retries:
                 pause = self._backoff(attempt, wait)
@@ -191,7 +203,8 @@ class LLMClient:
                  self._redacted(last))
         raise LLMNoAnswer(f"{self.config.label}: {last} "
                           f"(after {self.config.max_retries + 1} attempts)",
-                          self.config.max_retries + 1)
+                          self.config.max_retries + 1,
+                          unreachable=connections == self.config.max_retries + 1, error=last)
 
     def _create(self, messages: list[Message]) -> Any:
         return self._client.chat.completions.create(
@@ -212,6 +225,16 @@ def _make_openai_client(config: LLMConfig) -> Any:
                              "without it no LLM is used") from None
     return openai.OpenAI(api_key=config.api_key or "unused", base_url=config.base_url,
                          timeout=config.timeout_s, max_retries=0)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost cause of a connection error (openai's "Connection error." wraps the
+    socket's own: "[Errno 111] Connection refused")."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
 
 
 def _reply_text(response: Any) -> str:

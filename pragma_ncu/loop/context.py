@@ -85,6 +85,19 @@ class State:
     def history(self) -> tuple[Decision, ...]:
         return tuple(r.decision for r in self.records)
 
+    @property
+    def llm_dropped(self) -> bool:
+        """Whether the LLM's endpoint could not be reached in an earlier round: the run goes
+        on without it (a resumed run too: its records say so)."""
+        return any(r.llm_dropped for r in self.records)
+
+
+def policy_of(ctx: Context, st: State) -> Policy:
+    """The conductor's policy for the next decision: the run's, without the LLM once its
+    endpoint could not be reached."""
+    policy = ctx.options.policy
+    return replace(policy, llm=False) if st.llm_dropped and policy.llm else policy
+
 
 def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
     """The spec a variant is built and checked with (the user's own for the original)."""

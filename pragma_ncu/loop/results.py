@@ -12,7 +12,7 @@ from pragma_ncu.coder.moves.assemble import is_moves, plain_source
 from pragma_ncu.infra import sources
 from pragma_ncu.loop.context import Context, State, spec_of
 from pragma_ncu.loop.moves import move_names
-from pragma_ncu.measure.records import RoundRecord, too_noisy
+from pragma_ncu.measure.records import RoundRecord, too_noisy, warnings
 from pragma_ncu.measure.roofline import COMPUTE_KINDS
 from pragma_ncu.spec.template import standalone
 
@@ -35,6 +35,7 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         "max_time_s": ctx.options.max_time_s,
         **too_noisy(st.records),
         "llm": ctx.llm_label,
+        "warnings": warnings(st.records),
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens
                           for r in st.records for c in r.llm_calls),
         "moves_tried": sorted({t.move for r in st.records for t in r.moves}),

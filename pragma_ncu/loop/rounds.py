@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pragma_ncu.backends import diagnose
 from pragma_ncu.backends.base import Session
@@ -25,7 +26,7 @@ from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, PragmaError
 from pragma_ncu.loop import budget, moves
-from pragma_ncu.loop.context import Context, State, spec_of
+from pragma_ncu.loop.context import Context, State, policy_of, spec_of
 from pragma_ncu.loop.moves import MovePlan
 from pragma_ncu.loop.side_by_side import (
     Entrant,
@@ -164,7 +165,10 @@ def _timed(situation: Situation, ctx: Context, st: State,
 def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     ctx.store.begin_round(ctx.run_id, number)
     start = ctx.backend.clock()
-    variant, calls, coder_error = _variant(ctx, plan, number)
+    variant, calls, coder_error, unreachable = _variant(ctx, st, plan, number)
+    dropped = _dropped(ctx, unreachable, number) if unreachable else ""
+    if dropped:
+        ctx.notice(dropped)
     outcome = _try_variant(ctx, st, number, variant) if variant else _Outcome(
         failure="moves" if plan.moves is not None else "coder", failure_text=coder_error)
     best_after, diagnosis, best_variant = st.best, st.diagnosis, st.best_variant
@@ -178,7 +182,7 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
         best_after, Decision(number, "", ""), calls, coder_error,
-        ctx.backend.clock() - start, moves=trials, phases=outcome.phases)
+        ctx.backend.clock() - start, moves=trials, phases=outcome.phases, llm_dropped=dropped)
     best_spec = _spec_of_best(ctx, st, best_after, variant)
     situation = Situation(
         number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
@@ -187,8 +191,9 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
         moves=_move_options(ctx, best_variant, best_after, diagnosis),
         trials=(*(t for r in st.records for t in r.moves), *trials),
         reach=_reach(ctx, best_spec, best_after))
+    policy = replace(ctx.options.policy, llm=False) if dropped else policy_of(ctx, st)
     record = replace(record, decision=decide(_timed(situation, ctx, st, [*st.records, record]),
-                                             ctx.options.policy, ctx.knowledge))
+                                             policy, ctx.knowledge))
     decision = record.decision
     ctx.store.close_round(ctx.run_id, number, decision.action, record.to_json())
     _announce(ctx, record)
@@ -282,18 +287,33 @@ def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskS
                     "verification", state.failure, space, search, phases=phases)
 
 
-def _variant(ctx: Context, plan: Plan, number: int) -> tuple[Variant | None, tuple[LLMCall, ...],
-                                                               str]:
+def _variant(ctx: Context, st: State, plan: Plan, number: int
+             ) -> tuple[Variant | None, tuple[LLMCall, ...], str, str]:
+    """The round's variant, the LLM requests it took, why there is none, and why the LLM's
+    endpoint could not be reached ("" when it could, or was not asked)."""
     if plan.variant is not None:
-        return plan.variant, (), ""
+        return plan.variant, (), "", ""
     if plan.moves is not None:  # said now: a round with no variant ends with no candidate
         ctx.notice(plan.moves.failure)
-        return None, (), plan.moves.failure
+        return None, (), plan.moves.failure, ""
+    if st.llm_dropped:
+        return None, (), "the LLM's endpoint could not be reached in an earlier round", ""
     if ctx.coder is None or plan.request is None:
-        return None, (), "no coder is configured"
+        return None, (), "no coder is configured", ""
     ctx.notice(f"asking the coder for a {plan.action}")
     result = ctx.coder.propose(plan.request, f"llm {plan.action} {number}")
-    return result.variant, result.calls, result.error
+    return result.variant, result.calls, result.error, result.unreachable
+
+
+def _dropped(ctx: Context, error: str, number: int) -> str:
+    """The warning of a round whose LLM endpoint could not be reached: said once, kept in the
+    round's record and the run's summary."""
+    config = ctx.coder.client.config if ctx.coder is not None else None
+    where = urlsplit(config.base_url) if config and config.base_url else None
+    url = (f"{where.scheme}://{where.hostname}{f':{where.port}' if where.port else ''}"
+           f"{where.path}" if where is not None else "(the client's default endpoint)")
+    return (f"the LLM endpoint {url} is unreachable ({error}): from round {number} on, the "
+            "run goes on without the LLM")
 
 
 def next_plan(ctx: Context, st: State) -> Plan | None:

@@ -208,6 +208,9 @@ class RoundRecord:
     # seconds per phase: search, retest (the search's), side_by_side, profile; the baseline's
     # retest, check and profile (pragma_ncu.loop.budget reads them to plan the run's time)
     phases: dict[str, float] = field(default_factory=dict)
+    # the LLM's endpoint could not be reached in this round, and the run went on without
+    # it: the warning, in words ("" in every other round)
+    llm_dropped: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -220,6 +223,7 @@ class RoundRecord:
             "llm_calls": [asdict(c) for c in self.llm_calls],
             "coder_error": self.coder_error, "wall_s": self.wall_s,
             "moves": [m.to_json() for m in self.moves], "phases": self.phases,
+            **({"llm_dropped": self.llm_dropped} if self.llm_dropped else {}),
         }
 
     @staticmethod
@@ -235,7 +239,13 @@ class RoundRecord:
             llm_calls=tuple(LLMCall(**c) for c in data.get("llm_calls") or ()),
             coder_error=data.get("coder_error", ""), wall_s=data.get("wall_s", 0.0),
             moves=tuple(MoveTrial.from_json(m) for m in data.get("moves") or ()),
-            phases=dict(data.get("phases") or {}))
+            phases=dict(data.get("phases") or {}),
+            llm_dropped=data.get("llm_dropped", ""))
+
+
+def warnings(records: Sequence[RoundRecord]) -> list[str]:
+    """What a run's summary and trace warn of: the rounds that went on without the LLM."""
+    return [r.llm_dropped for r in records if r.llm_dropped]
 
 
 def verdict_word(decision: Decision, yes: str = "yes", no: str = "",

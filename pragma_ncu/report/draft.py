@@ -20,6 +20,9 @@ def init_lines(draft: Draft, written: tuple[Path, ...], kernel_file: Path) -> li
     lines = [f"wrote {', '.join(str(p) for p in written)}: {d.kernel} "
              f"({d.source.name}, line {d.line}, {d.device})", "",
              tabulate(rows, headers=["argument", "dtype", "role", "why"]), ""]
+    if d.launch is not None:
+        lines.append(f"launch: {d.launch.shape}: grid {list(d.launch.grid)}, block "
+                     f"{list(d.launch.block)}")
     if d.params:
         lines.append("parameters: " + ", ".join(
             f"{p.name}={'<fill>' if p.default is None else p.default}" for p in d.params))

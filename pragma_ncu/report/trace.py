@@ -19,7 +19,13 @@ from tabulate import tabulate
 
 from pragma_ncu.infra import sources
 from pragma_ncu.infra.resources import data_path
-from pragma_ncu.measure.records import KernelState, RoundRecord, too_noisy, verdict_word
+from pragma_ncu.measure.records import (
+    KernelState,
+    RoundRecord,
+    too_noisy,
+    verdict_word,
+    warnings,
+)
 from pragma_ncu.measure.traces import Trace
 from pragma_ncu.report import markdown as md
 from pragma_ncu.report.moves import NO_MOVES, MovesView, moves_view
@@ -44,6 +50,7 @@ class Headline:
     compute_rate: float | None = None  # FLOP/s of the compute ceiling (with the spec's FLOPs)
     compute_name: str = ""
     too_noisy: str = ""  # the last round too noisy to decide, in words ("" when none)
+    warnings: tuple[str, ...] = ()  # e.g. the LLM's endpoint could not be reached
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,8 @@ def headline(trace: Trace) -> Headline:
         stop_reason=stop, llm=str(s.get("llm") or "none"),
         ceiling_gbps=s.get("ceiling_gbps"), compute_rate=s.get("compute_rate"),
         compute_name=str(s.get("compute_name") or ""),
-        too_noisy=str(s.get("too_noisy") or too_noisy(rounds)["too_noisy"]))
+        too_noisy=str(s.get("too_noisy") or too_noisy(rounds)["too_noisy"]),
+        warnings=tuple(s.get("warnings") or warnings(rounds)))
 
 
 def overview_table(trace: Trace, base: float | None) -> Table:

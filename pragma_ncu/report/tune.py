@@ -45,6 +45,7 @@ def summary_lines(run_id: str, summary: dict[str, Any]) -> list[str]:
                      f" (tried {', '.join(summary['moves_tried'])}; see the trace)")
     if summary.get("llm") and summary["llm"] != "none":
         lines.append(f"LLM: {summary['llm']}, {summary.get('llm_tokens', 0)} tokens")
+    lines += [f"warning: {w}" for w in summary.get("warnings") or ()]
     return lines
 
 

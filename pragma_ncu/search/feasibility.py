@@ -11,16 +11,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pragma_ncu.backends.rules import LaunchLimits
 from pragma_ncu.build.compile import KernelResources
 from pragma_ncu.infra.errors import ExpressionError, SpecError
 from pragma_ncu.pool.runner import DeviceInfo
 from pragma_ncu.spec import expr
-from pragma_ncu.spec.model import ParamValue, ResolvedLaunch, Shape, TaskSpec
+from pragma_ncu.spec.model import ParamValue, ResolvedLaunch, Shape, TaskSpec, rules_of
 
 WARP = 32
 REG_ALLOC_UNIT = 256  # registers are allocated per warp in chunks of 256 (sm_50 and later)
-MAX_BLOCK_DIMS = (1024, 1024, 64)  # the same on every architecture since sm_30
-MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ def check_point(spec: TaskSpec, point: dict[str, ParamValue], shapes: Sequence[S
                 limits: Limits) -> Infeasible | None:
     """Before compiling: restrictions and launch geometry at every shape."""
     values = {**spec.default_params(), **point}
+    model = rules_of(spec.source_path).launch_limits
     for shape in shapes:
         env = {**{k: v for k, v in values.items() if not isinstance(v, str)}, **shape.as_dict()}
         for text in spec.restrictions:
@@ -72,23 +72,23 @@ def check_point(spec: TaskSpec, point: dict[str, ParamValue], shapes: Sequence[S
             launch = spec.resolve(shape, values).launch
         except SpecError as exc:
             return Infeasible("spec", f"at shape {shape.name}: {exc.expected}, got {exc.got!r}")
-        problem = check_launch(launch, limits)
+        problem = check_launch(launch, limits, model)
         if problem is not None:
             return Infeasible(problem.code, f"{problem.message} at shape {shape.name}")
     return None
 
 
-def check_launch(launch: ResolvedLaunch, limits: Limits) -> Infeasible | None:
+def check_launch(launch: ResolvedLaunch, limits: Limits,
+                 model: LaunchLimits | None = None) -> Infeasible | None:
+    """The device's `limits` and those its programming model (`model`, the spec's target's)
+    fixes of every launch."""
     threads = launch.threads_per_block
     if threads > limits.max_threads_per_block:
         return Infeasible("threads_per_block", f"{threads} threads per block > "
                           f"{limits.max_threads_per_block}")
-    for axis, (n, top) in enumerate(zip(launch.block, MAX_BLOCK_DIMS, strict=True)):
-        if n > top:
-            return Infeasible("block_dims", f"block dimension {'xyz'[axis]} = {n} > {top}")
-    for axis, (n, top) in enumerate(zip(launch.grid, MAX_GRID_DIMS, strict=True)):
-        if n > top:
-            return Infeasible("grid_dims", f"grid dimension {'xyz'[axis]} = {n} > {top}")
+    over = model.exceeded(launch.grid, launch.block) if model is not None else None
+    if over is not None:
+        return Infeasible(over.code, f"{over.what} = {over.value} > {over.top}")
     if launch.shared_mem > limits.max_shared_per_block_optin:
         return Infeasible("shared_memory", f"{launch.shared_mem} bytes of dynamic shared memory "
                           f"> {limits.max_shared_per_block_optin}")

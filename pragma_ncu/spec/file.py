@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,9 @@ from pragma_ncu.spec.model import (
     LaunchSpec,
     Memory,
     Param,
+    ParamValue,
     Reference,
+    ResolvedTask,
     Role,
     Shape,
     TaskSpec,
@@ -118,24 +121,45 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
 
 
 def check_shapes(spec: TaskSpec, shapes: Sequence[Shape] | None = None,
-                 memory: Memory = WITHOUT_DEVICE, where: str | None = None) -> None:
-    """Every shape (the spec's, by default) has positive dims and resolves at the defaults,
-    its integer scalars fit their types, and its arrays fit in `memory` (a device's, once a
-    worker said; else the stated limit): a bad size is refused here, naming the shape and the
-    argument, before anything is compiled or run."""
+                 memory: Memory = WITHOUT_DEVICE, where: str | None = None,
+                 params: Mapping[str, ParamValue] | None = None) -> None:
+    """Every shape (the spec's, by default) has positive dims and resolves at `params` (the
+    defaults where not given), its integer scalars fit their types, its launch keeps the
+    limits the target's programming model fixes (CUDA: 1024 threads a block, ...: known
+    without a GPU), and its arrays fit in `memory` (a device's, once a worker said; else the
+    stated limit): a bad size is refused here, naming the shape and the argument, before
+    anything is compiled or run."""
     w = where or str(spec.spec_path)
+    rules = rules_of(spec.source_path)
     for shape in spec.shapes if shapes is None else shapes:
         label = (f"shapes[{spec.shapes.index(shape)}] ({shape.name})" if shape in spec.shapes
                  else f"shape {shape.label()}")
         bad = next(((k, v) for k, v in shape.dims if not is_dim(v)), None)
         if bad is not None:
             raise SpecError(w, f"{label}.{bad[0]}", DIM_EXPECTED, bad[1])
-        task = spec.resolve(shape, {})
+        task = spec.resolve(shape, dict(params or {}))
         for arg in task.args:
             if (problem := arg.out_of_range()) is not None:
                 raise SpecError(w, f"{label}: args.{arg.name}", problem, arg.value)
         if (over := memory.exceeded(task)) is not None:
             raise SpecError(w, label, *over)
+        _check_launch(task, rules, label, w, params)
+
+
+def _check_launch(task: ResolvedTask, rules: SpecRules, label: str, w: str,
+                  params: Mapping[str, ParamValue] | None) -> None:
+    """The launch within what every device of the target allows (its programming model's
+    limits): a launch no GPU can run is the spec's mistake, found without one."""
+    limits = rules.launch_limits
+    if limits is None:
+        return
+    over = limits.exceeded(task.launch.grid, task.launch.block)
+    if over is None:
+        return
+    given = ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+    raise SpecError(w, f"{label}: {over.field}", f"{over.what} at most {over.top} "
+                    f"({limits.model}'s limit on every device"
+                    f"{', with ' + given if given else ''})", over.value)
 
 
 def placeholders(data: Any, field: str = "") -> list[str]:
@@ -201,9 +225,22 @@ def str_list(value: Any, where: str, field: str) -> list[str]:
     return value
 
 
+def finite(value: Any, where: str, field: str, expected: str = "a finite number",
+           within: Callable[[float], bool] = lambda _: True) -> float:
+    """`value` when it is a number (no bool), finite (TOML has nan and inf) and `within` its
+    range; else a SpecError naming `field` and `expected`. Every number a spec holds passes
+    here, so none reaches a run as nan or inf."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not within(value)):
+        raise SpecError(where, field, expected, value)
+    return value
+
+
 def expr_text(value: Any, where: str, field: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SpecError(where, field, "an expression (string) or a number", value)
+    if not isinstance(value, str):
+        finite(value, where, field, "a finite number (or an expression)")
     text = str(value)
     try:
         expr.parse(text)
@@ -251,6 +288,8 @@ def parse_params(table: dict[str, Any], where: str) -> tuple[Param, ...]:
 def _scalar(value: Any, w: str, field: str) -> int | float | bool | str:
     if not isinstance(value, (int, float, bool, str)):
         raise SpecError(w, field, "a number, boolean or string", value)
+    if isinstance(value, float):
+        finite(value, w, field, "a finite number, a boolean or a string")
     return value
 
 
@@ -320,7 +359,21 @@ def _parse_init(value: Any, dtype: dtypes.DType, w: str, f: str) -> Init:
                         "randint")
     a = expr_text(value[a_key], w, f"{f}.init.{a_key}")
     b = expr_text(value[b_key], w, f"{f}.init.{b_key}")
+    _check_bounds(value, a_key, b_key, w, f"{f}.init")
     return Init(value["dist"], a, b)
+
+
+def _check_bounds(init: dict[str, Any], a_key: str, b_key: str, w: str, field: str) -> None:
+    """What literal numbers can tell of a distribution: std >= 0, low < high (expressions
+    over dims are checked when they are drawn)."""
+    a, b = init[a_key], init[b_key]
+    if isinstance(b, str) or (a_key == "low" and isinstance(a, str)):
+        return
+    if b_key == "std" and b < 0:
+        raise SpecError(w, f"{field}.std", "a finite number >= 0", b)
+    if a_key == "low" and not a < b:
+        raise SpecError(w, f"{field}.high", f"a number above low ({a}): the range is "
+                        "[low, high)", b)
 
 
 def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
@@ -347,10 +400,8 @@ def _parse_shapes(value: Any, w: str) -> tuple[Shape, ...]:
 
 def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
     per_dtype = []
-    fraction = table.get("max_bad_fraction", 0.0)
-    number = isinstance(fraction, (int, float)) and not isinstance(fraction, bool)
-    if not number or not 0 <= fraction < 1:
-        raise SpecError(w, "tolerance.max_bad_fraction", "a number in [0, 1)", fraction)
+    fraction = finite(table.get("max_bad_fraction", 0.0), w, "tolerance.max_bad_fraction",
+                      "a number in [0, 1)", lambda v: 0 <= v < 1)
     for key, value in table.items():
         if key == "max_bad_fraction":
             continue
@@ -360,8 +411,8 @@ def _parse_tolerance(table: dict[str, Any], w: str) -> Tolerance:
         _known_keys(value, {"atol", "rtol"}, w, f"tolerance.{key}")
         atol, rtol = value.get("atol", dtype.atol), value.get("rtol", dtype.rtol)
         for name, v in (("atol", atol), ("rtol", rtol)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise SpecError(w, f"tolerance.{key}.{name}", "a non-negative number", v)
+            finite(v, w, f"tolerance.{key}.{name}", "a non-negative number (finite)",
+                   lambda v: v >= 0)
         per_dtype.append((dtype.name, float(atol), float(rtol)))
     return Tolerance(tuple(per_dtype), float(fraction))
 

@@ -11,7 +11,10 @@ reader of source.
 - `index`: the global thread index and the grid-stride step;
 - `element`: the one-thread-per-element shape (index, guard, work);
 - `loops`: how a loop steps its variables and what bounds it;
-- `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine.
+- `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine;
+- `launch`: how a kernel's threads map onto its work (one thread per element or row, V
+  elements a thread, a grid-stride loop, a warp per row, a block per output, a 2-D tile),
+  from which `init` drafts the launch.
 
 The names most readers want are here at the top (`from pragma_ncu import syntax as ts`).
 """

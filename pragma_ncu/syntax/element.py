@@ -59,14 +59,15 @@ def element(kernel: Node) -> Element | str:
                 later[0].child_by_field_name("alternative") is not None:
             return f"{name} is not checked by an `if` (without else) before use"
         guard = later[0]
-        early = _returns(guard.child_by_field_name("consequence"))
+        early = only_returns(guard.child_by_field_name("consequence"))
         if not early and len(later) > 1:
             return f"{name} is used after its guarded block"
         return Element(decl, name, guard, early)
     return "no `i = blockIdx.x * blockDim.x + threadIdx.x` element index at the top of the kernel"
 
 
-def _returns(node: Node | None) -> bool:
+def only_returns(node: Node | None) -> bool:
+    """`node` is a `return;` (alone, or alone in braces): an `if` that returns early."""
     if node is None:
         return False
     if node.type == "return_statement":

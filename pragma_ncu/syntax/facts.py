@@ -75,6 +75,14 @@ class SourceFacts:
     structs: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # (name, ((type, count), ...))
     identifiers: frozenset[str]  # every name the code uses (comments and strings excluded)
     openmp: bool  # the file has `#pragma omp` lines
+    # Where a name is declared (a variable, parameter, function, field, type), named as a
+    # member (`threadIdx.x`) or called: (name, line), in source order. A -DNAME=value macro of
+    # that name would break each of these, where a plain use reads the macro's value.
+    declared: tuple[tuple[str, int], ...] = ()
+
+    def declared_at(self, name: str) -> int | None:
+        """The first line that declares `name`, names it as a member or calls it, else None."""
+        return next((line for n, line in self.declared if n == name), None)
 
     def macro(self, name: str) -> str | None:
         return dict(self.macros).get(name)
@@ -92,7 +100,7 @@ def parse_source(text: str, language: str = "cuda") -> SourceFacts:
     return SourceFacts(
         functions=tuple(functions), knobs=tuple(_knobs(root)), macros=tuple(_macros(root)),
         aliases=tuple(_aliases(root)), structs=tuple(_structs(root)),
-        identifiers=frozenset(_identifiers(root)),
+        identifiers=frozenset(_identifiers(root)), declared=tuple(_declared(root)),
         openmp=any(node_text(n.child_by_field_name("argument")).startswith("omp")
                    for n in walk(root) if n.type == "preproc_call"
                    and node_text(n.child_by_field_name("directive")) == "#pragma"),
@@ -321,6 +329,30 @@ def _structs(root: Node) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
                 count = 0  # a pointer member: no element type
             fields.append((type_spelling(f.child_by_field_name("type")), count))
         out.append((node_text(name), tuple(fields)))
+    return out
+
+
+_NAMED_BY = {"enumerator", "struct_specifier", "class_specifier", "union_specifier",
+             "enum_specifier", "namespace_definition", "alias_declaration"}
+
+
+def _declared(root: Node) -> list[tuple[str, int]]:
+    """(name, line) of each name declared, named as a member or called (see
+    SourceFacts.declared); the preprocessor's lines aside."""
+    out = []
+    for n in walk(root):
+        if n.type not in ("identifier", "field_identifier", "type_identifier"):
+            continue
+        parent = n.parent
+        if parent is None or parent.type.startswith("preproc"):
+            continue
+        ids = {c.id for c in parent.children_by_field_name("declarator")}
+        if parent.type in _NAMED_BY:
+            ids |= {c.id for c in parent.children_by_field_name("name")}
+        if parent.type == "call_expression":
+            ids |= {c.id for c in parent.children_by_field_name("function")}
+        if n.type == "field_identifier" or n.id in ids:
+            out.append((node_text(n), line_of(n)))
     return out
 
 

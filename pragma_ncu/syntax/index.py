@@ -16,8 +16,16 @@ _INTEGER = (r"(?:const)?(?:unsigned|signed)?(?:longlong|long|int|size_t|int64_t|
             r"int32_t|uint32_t|unsigned|ptrdiff_t|std::size_t|std::int64_t)")
 _CASTS = re.compile(rf"\({_INTEGER}\)|static_cast<{_INTEGER}>")
 OFFSETS = ("blockIdx.x*blockDim.x", "blockDim.x*blockIdx.x")  # the first thread of the block
-INDEX_FORMS = frozenset({f"{o}+threadIdx.x" for o in OFFSETS} |
-                        {f"threadIdx.x+{o}" for o in OFFSETS})
+
+
+def index_forms(axis: str = "x") -> frozenset[str]:
+    """The normal forms of the global index along `axis` ("x", "y", "z")."""
+    offsets = (f"blockIdx.{axis}*blockDim.{axis}", f"blockDim.{axis}*blockIdx.{axis}")
+    return frozenset({f"{o}+threadIdx.{axis}" for o in offsets}
+                     | {f"threadIdx.{axis}+{o}" for o in offsets})
+
+
+INDEX_FORMS = index_forms("x")
 STRIDES = ("+=gridDim.x*blockDim.x", "+=blockDim.x*gridDim.x")
 
 

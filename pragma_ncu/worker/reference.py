@@ -10,11 +10,17 @@ name, each flattened and converted to its output's reference dtype, and must hav
 element count. Here: the host side (NumPy, and torch on CPU tensors for a C/C++ kernel); the
 GPU side (torch and CuPy on device memory) is `worker.device_reference`.
 
+`check_reference` holds a spec's reference to these rules before anything is built or run (in
+the command's own process, at the smallest shape): a reference that cannot answer is the
+spec's mistake, not the kernel's.
+
 This module imports neither CUDA nor the GPU worker, so the CPU worker can use it as it is.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -26,8 +32,10 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from pragma_ncu.infra.errors import ReferenceCheckError
 from pragma_ncu.spec import dtypes
-from pragma_ncu.spec.model import ResolvedArg
+from pragma_ncu.spec.model import ResolvedArg, Shape, TaskSpec
+from pragma_ncu.worker.inputs import drawn
 from pragma_ncu.worker.protocol import EvalRequest
 
 V = TypeVar("V")
@@ -144,6 +152,15 @@ def call_reference(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 
 def outputs_by_name(result: Any, names: list[str]) -> dict[str, Any]:
     """A reference's return value (dict, tuple/list in argument order, or one array) by name."""
+    by_name = _by_name(result, names)
+    empty = [n for n in names if by_name[n] is None]
+    if empty:
+        raise ReferenceFailure(f"the reference returned None for {', '.join(empty)}: return "
+                               "the output's values (one array, or a dict or tuple of them)")
+    return by_name
+
+
+def _by_name(result: Any, names: list[str]) -> dict[str, Any]:
     if isinstance(result, dict):
         missing = [n for n in names if n not in result]
         if missing:
@@ -220,3 +237,89 @@ def _dtype(name: str) -> dtypes.DType:
     found = dtypes.lookup(name)
     assert found is not None, name
     return found
+
+
+def check_reference(spec: TaskSpec, seed: int = 0) -> None:
+    """ReferenceCheckError, naming the file and the function, when `spec`'s reference cannot
+    serve: its file is missing or does not parse, it defines no such function, and (a NumPy
+    reference, called here at the spec's smallest shape on the inputs a worker draws) it
+    raises or returns what the spec's outputs are not (a missing output, another element
+    count, values that are not numbers). A torch or CuPy reference runs where the worker puts
+    it (on the GPU, with the worker's Python), so only its file is read here. What the
+    reference prints goes to stderr, leaving a command's stdout to its results."""
+    ref = spec.reference
+    if not ref.function:
+        return
+    where, base = str(spec.spec_path), Path(ref.base_dir or spec.spec_path.parent)
+    try:
+        _check_file(ref.function, base)
+        if ref.library != "numpy":
+            return
+        fn = load_function(ref.function, str(base))
+    except ReferenceFailure as exc:
+        raise ReferenceCheckError(where, ref.function, str(exc)) from None
+    shape = _smallest(spec)
+    task = spec.resolve(shape)
+    inputs = drawn(task.args, seed)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            run_host_reference(fn, task.args, inputs.__getitem__)
+    except ReferenceFailure as exc:
+        raise ReferenceCheckError(where, ref.function, f"{exc} (called at shape {shape.name}: "
+                                  f"{shape.label()})") from None
+
+
+def _smallest(spec: TaskSpec) -> Shape:
+    """The spec's shape whose arrays take the fewest bytes at the defaults."""
+    return min(spec.shapes, key=lambda s: sum(a.nbytes for a in spec.resolve(s).args))
+
+
+def _check_file(function: str, base: Path) -> None:
+    """A 'file.py:func' reference's file exists, parses, and binds `func` at its top level
+    (unless a star import could); a 'module:func' one is left to the import."""
+    target, name = function.split(":")
+    if not target.endswith(".py"):
+        return
+    path = base / target
+    if not path.is_file():
+        raise ReferenceFailure(f"no file {path.resolve()} (a path relative to the spec's "
+                               "folder)")
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except SyntaxError as exc:
+        raise ReferenceFailure(f"reference file {path}:{exc.lineno}: syntax error: "
+                               f"{exc.msg}") from None
+    except (OSError, ValueError) as exc:  # unreadable, or NUL bytes
+        raise ReferenceFailure(f"reference file {path} cannot be read as Python: "
+                               f"{exc}") from None
+    bound = _top_level_names(tree)
+    if name not in bound and "*" not in bound:
+        functions = sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef))
+        raise ReferenceFailure(f"reference file {path} defines no function {name} (its "
+                               f"functions: {', '.join(functions) or 'none'})")
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level ("*" for a star import)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):  # conditional definitions
+            names.update(_top_level_names(ast.Module(body=list(_blocks(node)),
+                                                     type_ignores=[])))
+    return names
+
+
+def _blocks(node: ast.AST) -> list[ast.stmt]:
+    body: list[ast.stmt] = []
+    for field in ("body", "orelse", "finalbody"):
+        body += getattr(node, field, [])
+    for handler in getattr(node, "handlers", []):
+        body += handler.body
+    return body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,7 @@ def test_a_spec_without_candidates_is_a_clear_error(tmp_path: Path) -> None:
     spec.write_text(src.replace("BLOCK = { default = 256, values = [64, 128, 256, 512, 1024] }",
                                 "BLOCK = 256"))
     (tmp_path / "silu_and_mul.cu").write_text((ROOT / "examples" / "silu_and_mul.cu").read_text())
+    shutil.copy(ROOT / "examples" / "reference.py", tmp_path)  # the spec's reference
     result = _invoke(tmp_path, "--kernel", str(tmp_path / "silu_and_mul.cu"))
     assert result.exit_code == 2 and "declares no parameter" in result.output
 

@@ -4,6 +4,7 @@ GPU machine): bench builds, says clearly that no GPU is present, and bad input i
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,7 @@ def test_bench_compile_error_shows_compiler_message(run, tmp_path: Path) -> None
         'name = "scale"', 'name = "broken"').replace('reference.py:scale', 'ref.py:scale')
     src.write_text('extern "C" __global__ void broken(const float* x, float* y, int n) { y = ; }')
     (tmp_path / "broken.toml").write_text(spec)
+    shutil.copy(ROOT / "examples" / "faults" / "reference.py", tmp_path / "ref.py")
     result = run("bench", "--kernel", str(src))
     assert result.exit_code == 1
     assert "compile_error" in result.output and "expected an expression" in result.output

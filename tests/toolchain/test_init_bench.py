@@ -1,6 +1,7 @@
 """A kernel of one's own from `init` to a passing `bench` compile by filling only the
-placeholders (examples/init/masked_bias_scale.cu: eight arguments of six types), as
-docs/own-kernel.md shows; every GPU hidden, so CI and a GPU machine behave alike."""
+placeholders and the reference's body (examples/init/masked_bias_scale.cu: eight arguments of
+six types), as docs/own-kernel.md shows; every GPU hidden, so CI and a GPU machine behave
+alike."""
 
 from __future__ import annotations
 
@@ -27,13 +28,16 @@ def test_init_then_fill_the_placeholders_then_bench_compiles(
     env = {**NO_GPU, "PRAGMA_NCU_CACHE": str(tmp_path / "cache")}
     drafted = runner.invoke(cli, ["init", str(kernel)], env=env)
     assert drafted.exit_code == 0, drafted.output
-    assert "to fill (9)" in drafted.output
+    assert "to fill (8)" in drafted.output
     spec = Path("masked_bias_scale.toml")
     unfilled = runner.invoke(cli, ["bench", "--kernel", str(kernel)], env=env)
-    assert unfilled.exit_code == 2 and "9 left" in unfilled.output  # bad input
+    assert unfilled.exit_code == 2 and "8 left" in unfilled.output  # bad input
     spec.write_text(fill(spec.read_text(), MASKED_BIAS_SCALE))
     # The committed example is exactly this: the draft with its placeholders filled.
     assert spec.read_text() == (EXAMPLE / "masked_bias_scale.toml").read_text()
+    stub = runner.invoke(cli, ["bench", "--kernel", str(kernel)], env=env)
+    assert stub.exit_code == 2 and "the reference raised NotImplementedError" in stub.output
+    shutil.copy(EXAMPLE / "masked_bias_scale_reference.py", tmp_path)  # its body written
     bench = runner.invoke(cli, ["bench", "--kernel", str(kernel)], env=env)
     assert bench.exit_code == 0, bench.output
     assert "registers" in bench.output and "no GPU" in bench.output

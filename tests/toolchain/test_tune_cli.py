@@ -3,6 +3,7 @@ defaults, says what a run needs and exits 0 (3 with --require-gpu); bad input ex
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ def test_a_kernel_that_does_not_compile_is_a_clear_error(no_gpu: Path) -> None:
                    ' { y[0] = ; }\n')
     spec = (ROOT / "examples" / "faults" / "scale.toml").read_text()
     (no_gpu / "bad.toml").write_text(spec.replace('source = "scale.cu"', 'source = "bad.cu"'))
+    shutil.copy(ROOT / "examples" / "faults" / "reference.py", no_gpu)  # the spec's reference
     res = CliRunner().invoke(cli, ["tune", "--kernel", str(bad), "--store",
                                    str(no_gpu / "runs.sqlite")])
     assert res.exit_code == 1 and "does not compile" in res.output

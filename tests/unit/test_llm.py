@@ -139,6 +139,19 @@ def test_unreachable_endpoint_is_unavailable() -> None:
         LLMClient(config, sleep=lambda s: None).complete_json(ASK)
 
 
+def test_a_refused_connection_is_unreachable_at_once() -> None:
+    """Issue 35: nothing listens there, so waiting 2 + 4 + 8 s to ask again is no use."""
+    server = FakeLLMServer().start()
+    url = server.base_url
+    server.stop()
+    sleeps: list[float] = []
+    config = LLMConfig(model="m", base_url=url, timeout_s=2)  # the defaults: 3 retries
+    with pytest.raises(LLMNoAnswer) as info:
+        LLMClient(config, sleep=sleeps.append).complete_text(ASK)
+    assert info.value.unreachable and info.value.attempts == 1 and sleeps == []
+    assert "Connection refused" in info.value.error
+
+
 @pytest.mark.parametrize("text, expected", [
     ('{"a": [1, 2]}', {"a": [1, 2]}),
     ('Here you go: {"a": {"b": "}"}} — done', {"a": {"b": "}"}}),

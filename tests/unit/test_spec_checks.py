@@ -72,7 +72,7 @@ def test_arrays_beyond_the_stated_limit_are_refused_naming_the_largest(tmp_path:
 @pytest.mark.parametrize(("n_type", "n", "ok"), [
     ("int32", 2**31 - 1, True), ("int32", 2**31, False), ("uint32", 2**31, True),
     ("uint32", 2**32, False), ("int8", 127, True), ("int8", 128, False), ("uint8", 255, True),
-    ("uint8", 256, False), ("int64", 2**40, True),
+    ("uint8", 256, False), ("int64", 2**38, True),  # 2**40: a grid beyond CUDA's 2**31 - 1
 ])
 def test_integer_scalars_fit_their_type(tmp_path: Path, n_type: str, n: int, ok: bool) -> None:
     small = Memory(2**62, "a test")  # the range is what is checked here, not the memory
@@ -141,3 +141,95 @@ def test_the_devices_memory_is_checked_once_the_worker_said_it(tmp_path: Path) -
         profile_kernel(spec, spec.shapes[0], load_settings(), runner, tmp_path / "out")
     assert isinstance(info.value, InputError)
     assert not (tmp_path / "out").exists()
+
+
+# --- issue 35: every number of a spec is finite and in range when the spec is read ----------
+
+def _with(tmp_path: Path, old: str, new: str) -> Path:
+    (tmp_path / "scale.cu").write_text('extern "C" __global__ void scale() {}\n')
+    path = tmp_path / "scale.toml"
+    path.write_text(SPEC.format(n=1024, n_type="int32", name="s").replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("[[args]]", "[tolerance]\nfp32 = { atol = nan, rtol = 1e-5 }\n[[args]]",
+     "tolerance.fp32.atol"),
+    ("[[args]]", "[tolerance]\nfp32 = { atol = 1e-5, rtol = inf }\n[[args]]",
+     "tolerance.fp32.rtol"),
+    ("[[args]]", "[tolerance]\nfp32 = { atol = -inf }\n[[args]]", "tolerance.fp32.atol"),
+    ("[[args]]", "[tolerance]\nmax_bad_fraction = nan\n[[args]]", "tolerance.max_bad_fraction"),
+    ("[launch]", "[params]\nBLOCK = nan\n[launch]", "params.BLOCK"),
+    ("[launch]", "[params]\nBLOCK = { default = 256, values = [128, inf] }\n[launch]",
+     "params.BLOCK.values"),
+    ('block = ["256"]', "block = [inf]", "launch.block[0]"),
+    ('value = "n"', "value = nan", "args[2].value"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "normal", mean = 0.0, std = inf }',
+     "args[0].init.std"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "normal", mean = 0.0, std = -1.0 }',
+     "args[0].init.std"),
+    ('role = "input"', 'role = "input"\ninit = { dist = "uniform", low = 2.0, high = 1.0 }',
+     "args[0].init.high"),
+])
+def test_every_number_of_a_spec_is_finite_and_in_range(tmp_path: Path, old: str, new: str,
+                                                       field: str) -> None:
+    """Issue 35: `atol = nan` passed, and the run blamed the kernel (exit 1 on the CPU; exit 0
+    with nothing said for CUDA without a GPU)."""
+    with pytest.raises(SpecError) as info:
+        load_spec(_with(tmp_path, old, new))
+    assert info.value.field == field, str(info.value)
+    assert any(word in info.value.expected for word in ("finite", "[0, 1)", ">= 0", "above low")
+               ), str(info.value)
+
+
+def test_atol_nan_exits_2_before_anything_is_compiled(tmp_path: Path) -> None:
+    """Issue 35's probe through the command: bad input (2), not "no GPU, checked" (0)."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    path = _with(tmp_path, "[[args]]", "[tolerance]\nfp32 = { atol = nan }\n[[args]]")
+    result = CliRunner().invoke(cli, ["bench", "--kernel", str(tmp_path / "scale.cu"),
+                                      "--spec", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "tolerance.fp32.atol" in result.output and "nan" in result.output
+
+
+# --- issue 35: a launch no GPU can run is refused without one ------------------------------
+
+@pytest.mark.parametrize(("block", "grid", "field", "value"), [
+    ('["100000"]', '["ceil_div(n, 256)"]', "launch.block", 100000),
+    ('["32", "32", "2"]', '["1"]', "launch.block", 2048),
+    ('["1", "1", "128"]', '["1"]', "launch.block[2]", 128),
+    ('["256"]', '["1", "70000"]', "launch.grid[1]", 70000),
+    ('["256"]', '["1", "1", "65536"]', "launch.grid[2]", 65536),
+])
+def test_a_launch_beyond_the_cuda_limits_is_bad_input(tmp_path: Path, block: str, grid: str,
+                                                      field: str, value: int) -> None:
+    path = _with(tmp_path, 'grid = ["ceil_div(n, 256)"]\nblock = ["256"]',
+                 f"grid = {grid}\nblock = {block}")
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert info.value.field == f"shapes[0] (s): {field}", str(info.value)
+    assert info.value.got == value and "at most" in info.value.expected
+
+
+def test_bench_without_a_gpu_refuses_a_block_of_100000_threads(tmp_path: Path) -> None:
+    """Issue 35's probe: compiled and exit 0; now exit 2 naming the shape and the value, from
+    the spec's default and from --param alike."""
+    from click.testing import CliRunner
+
+    from pragma_ncu.cli.main import cli
+
+    path = _with(tmp_path, 'grid = ["ceil_div(n, 256)"]\nblock = ["256"]',
+                 'grid = ["ceil_div(n, BLOCK)"]\nblock = ["BLOCK"]\n[params]\nBLOCK = 100000')
+    kernel = str(tmp_path / "scale.cu")
+    result = CliRunner().invoke(cli, ["bench", "--kernel", kernel, "--spec", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "shapes[0] (s): launch.block" in result.output and "100000" in result.output
+    path.write_text(path.read_text().replace("BLOCK = 100000", "BLOCK = 256"))
+    result = CliRunner().invoke(cli, ["bench", "--kernel", kernel, "--spec", str(path),
+                                      "--param", "BLOCK=4096"])
+    assert result.exit_code == 2, result.output
+    assert "threads per block at most 1024" in result.output
+    assert "with BLOCK=4096" in result.output and "4096" in result.output

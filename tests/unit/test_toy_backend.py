@@ -164,3 +164,26 @@ def test_a_target_must_keep_the_contract() -> None:
             assert backends.for_collector(target.collectors[0]) is target
     finally:
         backends.unregister(TARGET.name)
+
+
+def test_tune_goes_on_without_an_llm_endpoint_that_does_not_answer(toy: None,
+                                                                   tmp_path: Path) -> None:
+    """Issue 35: a port where nothing listens on 127.0.0.1: said once on the console, the run
+    goes on without the LLM and exits 0, the summary and the trace warning of it."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    store = tmp_path / "runs.sqlite"
+    res = CliRunner().invoke(cli, [
+        "tune", "--kernel", str(KERNELS / "scale.toy"), "--store", str(store), "--rounds", "5",
+        "--llm-model", "m", "--llm-base-url", url])
+    assert res.exit_code == 0, res.output
+    warning = (f"the LLM endpoint {url} is unreachable (connection failed: [Errno 111] "
+               "Connection refused): from round 2 on, the run goes on without the LLM")
+    assert res.stderr.count(warning) == 1, res.stderr
+    assert f"warning: {warning}" in res.stdout
+    assert res.stderr.count("asking the coder") == 1
+    shown = CliRunner().invoke(cli, ["trace", "last", "--store", str(store)])
+    assert f"**warning:** {warning}" in shown.output

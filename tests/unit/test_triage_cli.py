@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pragma_ncu import api
-from pragma_ncu.backends.base import UsageError
 from pragma_ncu.cli.main import cli
+from pragma_ncu.infra.errors import InputError
 from pragma_ncu.infra.store import Store
 from pragma_ncu.measure.stats import summarize
 from pragma_ncu.triage.load import read_timings, timing_path, write_timings
@@ -208,9 +208,10 @@ def test_every_float_option_takes_only_a_finite_number(command, option):
 
 
 def test_the_library_refuses_them_too():
-    with pytest.raises(UsageError, match="threshold nan"):
+    """The API checks the same bounds at the call (pragma_ncu.infra.bounds): bad input."""
+    with pytest.raises(InputError, match="'threshold' takes a finite number >= 0"):
         api.triage(FIXTURES / "atomics", FIXTURES / "atomics", threshold=float("nan"))
-    with pytest.raises(UsageError, match="ceiling -1.0 GB/s"):
+    with pytest.raises(InputError, match="'ceiling_gbps' takes a finite number > 0"):
         api.explain(FIXTURES / "atomics", ceiling_gbps=-1.0)
 
 

@@ -10,12 +10,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -307,6 +309,36 @@ def test_timeout_fails_the_round_and_the_loop_goes_on(tmp_path: Path, retries: i
     assert st.records[4].decision.accepted
     assert st.records[-1].decision.action == "stop"
     assert st.best_variant.source == rewrite_code()
+
+
+def test_an_unreachable_endpoint_is_said_once_and_the_run_goes_on_without_it(
+        tmp_path: Path) -> None:
+    """Issue 35: every remaining round spent 14 s retrying a port where nothing listens and
+    said only "the coder produced no usable template"; now the first failure says so (the
+    URL and the error), the LLM is dropped for the rest of the run, and the summary and the
+    store keep the warning."""
+    server = FakeLLMServer().start()
+    url = server.base_url
+    server.stop()  # nothing listens there now
+    start = time.monotonic()
+    rig = naive_rig(tmp_path, cast(FakeLLMServer, SimpleNamespace(base_url=url)),
+                    llm={"max_retries": 3, "backoff_s": 2.0})
+    st = loop.run(rig.ctx)
+
+    assert time.monotonic() - start < 30  # no 2 + 4 + 8 s of retries, round after round
+    said = [n for n in rig.notices if "unreachable" in n]
+    assert said == [f"the LLM endpoint {url} is unreachable (connection failed: [Errno 111] "
+                    "Connection refused): from round 3 on, the run goes on without the LLM"]
+    calls = [c for r in st.records for c in r.llm_calls]
+    assert len(calls) == 1 and calls[0].attempts == 1
+    dropped = [r for r in st.records if r.llm_dropped]
+    assert [r.round for r in dropped] == [3] and dropped[0].llm_dropped == said[0]
+    assert st.records[-1].decision.action == "stop"
+    assert all(r.action != "rewrite" for r in st.records[4:])
+    summary = session.summary(rig.ctx, st)
+    assert summary["warnings"] == said
+    stored = [RoundRecord.from_json(data) for _, _, data in rig.store.decisions(rig.run_id)]
+    assert [r.llm_dropped for r in stored] == [r.llm_dropped for r in st.records]
 
 
 # --- D: a wrong answer goes back to the coder ----------------------------------------------

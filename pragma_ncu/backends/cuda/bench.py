@@ -29,8 +29,9 @@ def run_bench(spec: TaskSpec, shapes: Sequence[Shape], settings: Settings, runne
               pool: WorkerPool | None = None) -> BenchReport:
     """Build once, then measure every shape in `runner`'s worker, or with a `pool` (whose
     primary is the runner) the shapes spread over its workers."""
+    check_shapes(spec, shapes, params=params)  # bad shapes and launches fail early
     params = {**spec.default_params(), **(params or {})}
-    tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]  # bad shapes fail early
+    tasks_by_shape = [(s, spec.resolve(s, params)) for s in shapes]
     nvcc = find_nvcc(settings)
     device, reason = _open_device(runner, progress)
     if device is not None:

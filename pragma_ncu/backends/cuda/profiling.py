@@ -76,6 +76,7 @@ def run_profile(spec: TaskSpec, shape: Shape, settings: Settings, runner: Runner
     """Build, verify and time at `shape`, then profile under ncu (`env`: ncu's environment,
     e.g. the pin of the GPU the runner's worker uses), then time the profiled instance
     `repeats` more times (triage's kernel sides take those as their timing sample)."""
+    check_shapes(spec, [shape], params=params)  # a launch no GPU runs fails before nvcc
     params = {**spec.default_params(), **(params or {})}
     request = request or CollectRequest()
     task = spec.resolve(shape, params)

@@ -18,6 +18,7 @@ from pragma_ncu.measure.measurement import OutputCheck
 from pragma_ncu.spec import dtypes
 from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
+from pragma_ncu.worker.inputs import array_seed, generate
 
 ALIGN = 64  # a cache line, and enough for any vector load a kernel may assume
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -102,7 +103,7 @@ class HostWorkspace:
                 poison(arr.data, arr.arg.dtype)
                 continue
             # The GPU worker's per-array seed, so both paths see independent streams per array.
-            arr.values()[:] = generate(arr.arg, seed * 1_000_003 + index)
+            arr.values()[:] = generate(arr.arg, array_seed(seed, index))
             assert arr.pristine is not None
             np.copyto(arr.pristine, arr.data)
 
@@ -128,23 +129,6 @@ class HostWorkspace:
         """An array's current contents as its storage dtype, in its shape (a copy)."""
         arr = self.arrays[name]
         return arr.values().reshape(arr.arg.shape).copy()
-
-
-def generate(arg: ResolvedArg, seed: int) -> np.ndarray:
-    """`a.numel` values from a's init distribution; the GPU worker's defaults when it has none."""
-    rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
-    is_float = arg.dtype.startswith(("fp", "bf"))
-    dist, lo, hi = arg.init or (("normal", 0.0, 1.0) if is_float else ("randint", 0, 100))
-    work = np.float64 if arg.dtype == "fp64" else np.float32
-    if dist == "normal":
-        return rng.standard_normal(arg.numel, dtype=work) * work(hi) + work(lo)
-    if dist == "uniform":
-        return rng.random(arg.numel, dtype=work) * work(hi - lo) + work(lo)
-    if dist == "randint":  # [lo, hi) like the harness; out-of-range values wrap like a C cast
-        values = rng.integers(int(lo), int(max(hi, lo + 1)), arg.numel, dtype=np.int64)
-        return values.astype(storage(arg.dtype)) if not is_float else values
-    raise ValueError(f"{arg.name}: unknown init distribution {dist!r}; use normal, uniform "
-                     "or randint")
 
 
 def run_checks(ws: HostWorkspace, refs: RefArrays, tolerances: dict[str, tuple[float, float]]

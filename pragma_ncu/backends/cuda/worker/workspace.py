@@ -17,6 +17,7 @@ from pragma_ncu.backends.cuda.worker.gpu import DeviceMemory, Gpu
 from pragma_ncu.spec import dtypes
 from pragma_ncu.spec.model import ResolvedArg
 from pragma_ncu.worker.guards import GUARD_BYTE, GUARD_BYTES, POISON
+from pragma_ncu.worker.inputs import array_seed
 
 _FILL = {1: ("fill_u8", np.uint8), 2: ("fill_u16", np.uint16), 4: ("fill_u32", np.uint32),
          8: ("fill_u64", np.uint64)}
@@ -100,7 +101,7 @@ class Workspace:
             if a.role == "output":
                 self.fill(arr.ptr, arr.nbytes, a.itemsize, POISON[a.dtype])
                 continue
-            self._generate(arr, seed * 1_000_003 + index)
+            self._generate(arr, array_seed(seed, index))
             assert arr.pristine is not None
             self.gpu.copy(arr.pristine.ptr, arr.ptr, arr.nbytes)
 
