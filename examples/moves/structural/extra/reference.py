@@ -31,3 +31,8 @@ def grad_mag_flat(x, H, W):
     dx[:, :-1] = x[:, 1:] - x[:, :-1]
     dy[:-1, :] = x[1:, :] - x[:-1, :]
     return np.sqrt(dx * dx + dy * dy)
+
+
+def chan_affine_2d(**kw):
+    x = _f64(kw["in"]).reshape(kw["N"], kw["C"])
+    return x * _f64(kw["gamma"])[None, :] + _f64(kw["beta"])[None, :]
