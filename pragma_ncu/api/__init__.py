@@ -34,6 +34,7 @@ from pragma_ncu.api.knowledge import (
     knowledge_search,
 )
 from pragma_ncu.api.machine import Ceilings, Doctor, ceilings, doctor
+from pragma_ncu.api.moves import MoveReview, MovesReport, moves
 from pragma_ncu.api.search import (
     AutotuneOptions,
     ShapesResult,
@@ -59,10 +60,10 @@ from pragma_ncu.triage.report import TriageReport
 
 __all__ = [
     "AutotuneOptions", "BenchReport", "Ceilings", "DeviceCheckError", "Doctor", "Explanation",
-    "Initialized", "KnowledgeBuild", "KnowledgeEntry", "PoolRequest", "ProfileOptions",
-    "ProfileRun", "SearchResult", "ShapesResult", "SpecLike", "TableFormat", "TriageReport",
-    "TuneInterrupted", "TuneResult", "UsageError", "autotune", "autotune_shapes", "bench",
-    "ceilings", "compendium", "convert_table", "default_out", "doctor", "explain", "init",
-    "knowledge", "knowledge_build", "knowledge_search", "llm_config", "load", "profile", "runs",
-    "shapes_of", "trace", "triage", "tune",
+    "Initialized", "KnowledgeBuild", "KnowledgeEntry", "MoveReview", "MovesReport",
+    "PoolRequest", "ProfileOptions", "ProfileRun", "SearchResult", "ShapesResult", "SpecLike",
+    "TableFormat", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError", "autotune",
+    "autotune_shapes", "bench", "ceilings", "compendium", "convert_table", "default_out",
+    "doctor", "explain", "init", "knowledge", "knowledge_build", "knowledge_search",
+    "llm_config", "load", "moves", "profile", "runs", "shapes_of", "trace", "triage", "tune",
 ]

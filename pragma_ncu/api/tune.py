@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -91,13 +92,16 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
          strategy: str = "auto", seed: int = 0, llm: LLMConfig | None = None,
          resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
          timeout: float = 60.0, pool: PoolRequest | None = None, retest_rounds: int = 3,
-         settings: Settings | None = None, progress: Progress | None = None) -> TuneResult:
+         max_time: float | None = 120.0, settings: Settings | None = None,
+         progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
     best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
     verified only); `target` is the fraction of the attainable roofline at which to stop;
     `retest_rounds` the interleaved rounds of each side-by-side re-test (up to 4x as many
-    while too noisy to decide).
+    while too noisy to decide); `max_time` the seconds the whole run may take (None: no
+    limit): each round's search gets a share of what is left, and the conductor stops when
+    what is left cannot hold another round (docs/tune.md, "Time").
     `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
     its own spec and options. Without a GPU the result says so (`no_device`) and what could be
     checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
@@ -124,9 +128,12 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
         task = load(spec, spec_path)
         if retest_rounds < 1:
             raise InputError(f"retest_rounds {retest_rounds}: at least 1")
+        if max_time is not None and max_time <= 0:
+            raise InputError(f"max_time {max_time}: more than 0 seconds (None: no limit)")
         config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
                          strategy, seed, llm, store)
         config["retest_rounds"] = retest_rounds
+        config["max_time"] = max_time
         config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
 
         def started() -> Store:
@@ -231,6 +238,7 @@ def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     again when none finished)."""
     options = _options(config, llm, settings)
     backend, say = target_of(task), notes(progress)
+    begun = time.perf_counter()  # the run's time counts from here (the worker's start too)
     resuming = run_id is not None
     try:
         with connected(backend, settings, timeout, pool, say) as (runner, workers):
@@ -246,6 +254,7 @@ def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
             say(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
             ctx = _context(task, config, session, db, run_id, store, options, llm, settings,
                            progress)
+            ctx = replace(ctx, started=session.clock() - (time.perf_counter() - begun))
             state = loop.run(ctx, loop.load_state(ctx) if resuming else None)
     except NoGPUError as exc:
         return _without_device(task, settings, arch, exc.reason)
@@ -276,11 +285,11 @@ def _options(config: dict[str, Any], llm: LLMConfig | None,
     return loop.TuneOptions(
         tuple(config["shapes"]),
         Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
-               move_points=config["budget"]),
+               move_points=config["budget"], max_time_s=config.get("max_time")),
         SearchOptions(strategy=config["strategy"],
                       budget=Budget(config["budget"], config["time_budget"]),
                       seed=config["seed"], jobs=settings.jobs),
-        side_rounds=config.get("retest_rounds", 3))
+        side_rounds=config.get("retest_rounds", 3), max_time_s=config.get("max_time"))
 
 
 def _without_device(task: TaskSpec, settings: Settings, arch: str | None,

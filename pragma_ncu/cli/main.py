@@ -16,6 +16,7 @@ from pragma_ncu.cli.init_cmd import init
 from pragma_ncu.cli.knowledge_build_cmd import build as knowledge_build
 from pragma_ncu.cli.knowledge_cmd import knowledge
 from pragma_ncu.cli.log_options import commands, log_options
+from pragma_ncu.cli.moves_cmd import moves
 from pragma_ncu.cli.profile_cmd import profile
 from pragma_ncu.cli.trace_cmd import trace_command
 from pragma_ncu.cli.triage_cmd import triage_command
@@ -49,6 +50,7 @@ cli.add_command(knowledge)
 cli.add_command(profile)
 cli.add_command(explain)
 cli.add_command(triage_command)
+cli.add_command(moves)
 cli.add_command(tune)
 cli.add_command(trace_command)
 cli.add_command(config_group)

@@ -19,6 +19,27 @@ from pragma_ncu.report import tune as tables
 from pragma_ncu.search import strategies
 
 
+class MaxTime(click.ParamType):
+    """Seconds, or no limit: 0 or "none"."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float | None:
+        if value is None or isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        if text in ("none", "0", "0.0"):
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            self.fail(f"{value!r}: seconds, or 0 / none for no limit", param, ctx)
+        if seconds < 0:
+            self.fail(f"{value!r}: seconds, or 0 / none for no limit", param, ctx)
+        return seconds
+
+
 @click.command()
 @click.option("--kernel", "kernel", type=click.Path(path_type=Path),
               help="The .cu (.cu.j2) file, or a C/C++ one (.c, .cpp) for the CPU; its spec "
@@ -38,6 +59,10 @@ from pragma_ncu.search import strategies
 @click.option("--budget", type=int, default=200, show_default=True,
               help="Points to compile and measure per round at most.")
 @click.option("--time-budget", type=float, help="Seconds one round's search may take at most.")
+@click.option("--max-time", "max_time", type=MaxTime(), default="120", show_default=True,
+              help="Seconds the whole run may take: each round's search gets a share of what "
+              "is left, and the run stops when that cannot hold another round. 0 or 'none': "
+              "no limit.")
 @click.option("--retest-rounds", type=click.IntRange(min=1), default=3, show_default=True,
               help="Interleaved rounds of each side-by-side re-test of a candidate and the "
               "best; up to 4x as many while too noisy to decide.")
@@ -62,8 +87,9 @@ from pragma_ncu.search import strategies
               show_default=True)
 def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume_id: str | None,
          rounds: int, target: float, patience: int, budget: int, time_budget: float | None,
-         retest_rounds: int, strategy: str, seed: int, llm_model: str | None,
-         llm_base_url: str | None, no_llm: bool, llm_timeout: float, store_path: Path,
+         max_time: float | None, retest_rounds: int, strategy: str, seed: int,
+         llm_model: str | None, llm_base_url: str | None, no_llm: bool, llm_timeout: float,
+         store_path: Path,
          arch: str | None, timeout: float,
          require_gpu: bool, gpus: GpuSelection | None, workers: int | None, ray: str | None,
          fmt: str) -> None:
@@ -95,7 +121,8 @@ def tune(kernel: Path | None, spec: Path | None, shapes: tuple[str, ...], resume
                               time_budget=time_budget, strategy=strategy, seed=seed, llm=llm,
                               resume=resume_id, store=store_path, arch=arch, timeout=timeout,
                               pool=api.PoolRequest(gpus, workers, ray),
-                              retest_rounds=retest_rounds, settings=settings,
+                              retest_rounds=retest_rounds, max_time=max_time,
+                              settings=settings,
                               progress=show)
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)

@@ -16,12 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-import jinja2.meta
-import jinja2.nodes
-
-from pragma_ncu.infra.errors import ExpressionError, SpecError
-from pragma_ncu.spec import expr
+from pragma_ncu.infra.errors import ExpressionError, SpecError, TemplateError
+from pragma_ncu.spec import expr, template
 from pragma_ncu.spec import file as specfile
 
 CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
@@ -301,13 +297,18 @@ def _check_kernel(code: str, is_jinja: bool, kernel_name: str, overlay: dict[str
             names = ", ".join(str(a.get("name")) for a in args if isinstance(a, dict))
             raise ReplyError(f"{kernel_name} takes {count} argument(s) but the spec passes "
                              f"{len(args)} ({names}): keep the argument list")
-    _check_template_args(kernel_name, kernel, is_jinja, overlay)
+    _check_template_args(kernel_name, kernel, code if is_jinja else None, overlay)
 
 
-def _check_template_args(kernel_name: str, kernel: _Kernel, is_jinja: bool,
+def _check_template_args(kernel_name: str, kernel: _Kernel, template: str | None,
                          overlay: dict[str, Any]) -> None:
+    """The template arguments fit the kernel; of a jinja2 `template`, none is a variable."""
     targs = overlay["kernel"]["template_args"]
-    _validated(specfile.check_template_args, set(overlay["params"]), targs, is_jinja)
+    _validated(specfile.check_template_args, set(overlay["params"]), targs)
+    both = sorted(set(targs) & _jinja_variables(template)) if template else []
+    if both:
+        raise ReplyError(f"{', '.join(both)}: both a jinja2 variable and a C++ template "
+                         "argument ([kernel] template_args); make each one or the other")
     if kernel.template_params is None and targs:
         raise ReplyError(f"[kernel] template_args is set but {kernel_name} is not a function "
                          "template: drop template_args or make the kernel a template")
@@ -320,16 +321,10 @@ def _check_template_args(kernel_name: str, kernel: _Kernel, is_jinja: bool,
 
 
 def _jinja_variables(code: str) -> set[str]:
-    env = jinja2.Environment(autoescape=False)
     try:
-        ast = env.parse(code)
-    except jinja2.TemplateSyntaxError as exc:
-        raise ReplyError(f"the jinja2 template does not parse: line {exc.lineno}: "
-                         f"{exc.message}") from None
-    # find_undeclared_variables reports a name `{% set %}` inside an {% if %} as undeclared
-    # even where it is only read inside the same branch: names the template stores are its own.
-    stored = {n.name for n in ast.find_all(jinja2.nodes.Name) if n.ctx in ("store", "param")}
-    return set(jinja2.meta.find_undeclared_variables(ast)) - set(env.globals) - stored
+        return template.jinja_variables(code, "reply")
+    except TemplateError as exc:  # "reply:LINE: template syntax error: ..."
+        raise ReplyError(f"the jinja2 template does not parse: {exc}") from None
 
 
 def _macro_uses(code: str, name: str) -> bool:

@@ -7,9 +7,11 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
             back to the coder, a repeated one to a structural rewrite (AKG's routing). Without an
             LLM there is nothing to repair with: the failed variant is dropped.
 2. stop     the round budget is spent, the best is within the target fraction of the memory
-            roofline, or `patience` rounds in a row brought no accepted candidate.
+            roofline, the run's time budget cannot hold another round, or `patience` rounds
+            in a row brought no accepted candidate.
 3. retune   a knob move the profile supports and that was not tried yet: a best value at the
-            edge of its range (extend it), registers limiting occupancy (add a register cap).
+            edge of its range (extend it, in one round, as far as the device and the spec
+            allow: conductor.ranges), registers limiting occupancy (add a register cap).
             With an LLM and the best far below the roofline, a rewrite is asked for instead,
             after the source moves.
 4. moves    the source moves (pragma_ncu.coder.moves) that the best's top findings call for,
@@ -25,11 +27,10 @@ best's diagnosis and the decisions so far, and picks the next action, in this or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from pragma_ncu.coder.moves.base import KNOB_PREFIX
-from pragma_ncu.conductor import analysis
+from pragma_ncu.conductor import analysis, ranges
 from pragma_ncu.conductor.accept import UNDECIDED
 from pragma_ncu.conductor.fixes import named_fixes
 from pragma_ncu.diagnose.cite import Knowledge
@@ -60,7 +61,7 @@ BELOW_ROOFLINE_ALSO = {"memory_bandwidth": "memory_latency"}
 # The moves that restructure whatever holds a kernel below its roofline, tried (in this order)
 # when the findings call for no move that is left: the issue's "several elements per thread,
 # wider accesses, a team per row" are answers to more than the one finding that names them.
-GENERIC_MOVES = ("row_team", "vectorize", "coarsen", "block_size")
+GENERIC_MOVES = ("row_team", "vectorize", "vectorize_loops", "coarsen", "block_size")
 GENERIC = "below the target"  # the finding a generic move is tried for
 
 
@@ -75,6 +76,7 @@ class Policy:
     # search of the kernel's own knobs, the gap is structural: rewrite rather than re-tune
     move_points: int | None = None  # the most points a moves round's knobs may span (the
     # search budget): moves beyond it wait for a later round (so exhaustive search still fits)
+    max_time_s: float | None = None  # the whole run's time budget (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,11 @@ class Situation:
     noise_pct: float | None = None
     moves: tuple[MoveOption, ...] = ()  # the source moves, read against the best's source
     trials: tuple[MoveTrial, ...] = ()  # what became of every move tried so far, this round's
+    # the values beyond each power-of-two knob's range that the device and the spec allow
+    # (conductor.ranges.reach); None: not known, every power of two is proposed
+    reach: Mapping[str, tuple[int, ...]] | None = None
+    time_left_s: float | None = None  # of the run's time budget (None: no limit)
+    round_s: float | None = None  # what another round is expected to cost (loop.budget)
 
 
 def decide(situation: Situation, policy: Policy, knowledge: Knowledge | None = None) -> Decision:
@@ -185,6 +192,12 @@ def _stop(s: Situation, policy: Policy, base: Decision) -> Decision | None:
                      f"roofline ({roofline_name(s.best)}; target "
                      f"{100 * policy.target_fraction:.0f}%): little is left to gain",
                      llm_note=_note(s, policy))
+    if s.time_left_s is not None and s.round_s is not None and s.time_left_s < s.round_s:
+        limit = f" ({policy.max_time_s:.0f} s)" if policy.max_time_s else ""
+        return _with(base, "stop", f"the time budget{limit} cannot hold another round: "
+                     f"{max(s.time_left_s, 0.0):.0f} s left, and a round takes about "
+                     f"{s.round_s:.0f} s (its re-tests and profile, and a search of a few "
+                     "points, as measured so far)", llm_note=_note(s, policy))
     idle = _rounds_without_gain(s)
     if idle >= policy.patience and not called_moves(s) and not fallback_moves(s, policy):
         return _with(base, "stop", f"{idle} rounds in a row without a verified, beyond-noise "
@@ -225,8 +238,10 @@ def _far_from_roofline(s: Situation, policy: Policy, base: Decision) -> Decision
 
 
 def _retune(s: Situation, policy: Policy, base: Decision) -> Decision | None:
-    tried = {(c.param, c.new) for d in s.history for c in d.retune}
-    moves = [m for m in retune_moves(s.params, s.best.params, s.diagnosis)
+    earlier = [c for d in s.history for c in d.retune]
+    tried = {(c.param, c.new) for c in earlier}
+    moves = [m for m in retune_moves(s.params, s.best.params, s.diagnosis, s.reach,
+                                     ranges.extended(earlier))
              if (m.param, m.new) not in tried]
     if not moves:
         return None
@@ -305,46 +320,38 @@ def _rewrite(s: Situation, policy: Policy, base: Decision) -> Decision:
         return _with(base, "rewrite", f"the knobs are exhausted and the top bottleneck is "
                      f"{top}: ask the coder for a structural rewrite", guidance=guidance,
                      route="designer")
+    alike = refused_alike(s.moves)
     return _with(base, "stop", "no parameter move or source move the profile calls for is "
-                 "left, and no LLM is configured for a structural rewrite",
+                 "left, and no LLM is configured for a structural rewrite"
+                 + (f" (every source move was refused: {alike})" if alike else ""),
                  llm_note=_note(s, policy, force=True))
 
 
+def refused_alike(moves: Sequence[MoveOption]) -> str:
+    """The one reason every source move was refused for ("" when one fits, or their reasons
+    differ): a kernel no move can read says why, not just that nothing was left."""
+    reasons = {m.reason for m in moves}
+    if len(moves) < 2 or any(m.applies for m in moves) or len(reasons) != 1:
+        return ""
+    return reasons.pop()
+
+
 def retune_moves(params: Sequence[Param], best: dict[str, object],
-                 diagnosis: Diagnosis | None) -> list[RangeChange]:
-    """Range moves the best point and the profile support (see the module docstring)."""
-    moves = [m for p in params if (m := _edge_move(p, best.get(p.name))) is not None]
+                 diagnosis: Diagnosis | None,
+                 reach: Mapping[str, tuple[int, ...]] | None = None,
+                 extended: set[tuple[str, str]] | None = None) -> list[RangeChange]:
+    """Range moves the best point and the profile support (see the module docstring):
+    `reach` the values beyond each knob's range the device and the spec allow (None: not
+    known), `extended` the (knob, direction) extensions made already."""
+    moves = [m for p in params if (m := ranges.edge_move(
+        p, best.get(p.name), None if reach is None else reach.get(p.name, ()),
+        extended or set())) is not None]
     bottlenecks = {f.bottleneck for f in diagnosis.findings[:3]} if diagnosis else set()
     has_cap = any(p.flag and "maxrregcount" in p.flag for p in params)
     if "occupancy_registers" in bottlenecks and not has_cap:
         moves.append(RangeChange(REGISTER_CAP, (), REGISTER_CAPS,
                                  "registers limit occupancy: try -maxrregcount caps"))
     return moves
-
-
-def _edge_move(p: Param, value: object) -> RangeChange | None:
-    """A power-of-two knob whose best value is the top (or bottom) of its range: extend it one
-    step, and keep the neighbourhood of the best so the round stays small. A source move's
-    knob is left alone: its move chose its range from the hardware's limits (block_size stops
-    at 1024 threads; seen on an H100, 2026-11-26: a round spent on PNCU_BLOCK=2048)."""
-    values = [v for v in p.values if isinstance(v, int) and not isinstance(v, bool)]
-    if p.flag or p.name.startswith(KNOB_PREFIX) or len(values) < 2 or \
-            len(values) != len(p.values) or not isinstance(value, int):
-        return None
-    if not all(v > 0 and v & (v - 1) == 0 for v in values):
-        return None
-    near = [v for v in sorted(values) if value // 4 <= v <= value * 4]
-    if value == max(values):
-        new = (*near, value * 2)
-        where = "top"
-    elif value == min(values) and value > 1:
-        new = (value // 2, *near)
-        where = "bottom"
-    else:
-        return None
-    return RangeChange(p.name, tuple(p.values), tuple(new),
-                       f"the best {p.name}={value} is at the {where} of its range: try "
-                       f"{new[-1] if where == 'top' else new[0]}")
 
 
 def _rounds_without_gain(s: Situation) -> int:

@@ -4,6 +4,7 @@ The rounds (`rounds`) and the source moves' side of the loop (`moves`) both read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ class TuneOptions:
     search: SearchOptions = field(default_factory=SearchOptions)
     side_rounds: int = 3  # interleaved rounds of the best-vs-candidate re-test (up to 4x
     # that while the acceptance rule cannot tell the two apart)
+    max_time_s: float | None = None  # the whole run's time budget (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Context:
     llm_label: str = "none"  # model@endpoint, never the key
     notice: Notice = lambda _: None
     progress: Progress | None = None  # each search and re-test as phases (None: lines only)
+    started: float | None = None  # the session's clock when the run began (None: when the
+    # loop starts); the time budget counts from there
 
     @property
     def tuned_shapes(self) -> tuple[Shape, ...]:
@@ -67,6 +71,15 @@ class State:
     diagnosis: Diagnosis | None
     records: list[RoundRecord]
     evaluators: dict[str, tuple[TaskSpec, Evaluator]] = field(default_factory=dict)
+    spent_before_s: float = 0.0  # a resumed run: what its finished rounds took before
+
+    def time_left(self, ctx: Context) -> float | None:
+        """Seconds left of the run's time budget (None: no limit)."""
+        limit = ctx.options.max_time_s
+        if limit is None:
+            return None
+        started = ctx.started if ctx.started is not None else ctx.backend.clock()
+        return limit - (ctx.backend.clock() - started + self.spent_before_s)
 
     @property
     def history(self) -> tuple[Decision, ...]:
@@ -75,9 +88,20 @@ class State:
 
 def spec_of(ctx: Context, variant: Variant) -> TaskSpec:
     """The spec a variant is built and checked with (the user's own for the original)."""
-    if variant.origin == "original" and not variant.overlay:
-        return ctx.spec
-    spec = variant_spec(ctx.base, variant, ctx.spec.spec_path, ctx.run_dir / "variants")
-    # an overlay never changes the reference: keep the user's (a spec built in Python imports
-    # its reference function from a folder of its own, not from the spec's)
-    return replace(spec, reference=ctx.spec.reference)
+    return variant_specs(ctx.spec, ctx.base, ctx.run_dir / "variants")(variant)
+
+
+def variant_specs(spec: TaskSpec, tables: dict[str, Any],
+                  workdir: Path) -> Callable[[Variant], TaskSpec]:
+    """The spec of each variant of `spec` (whose TOML tables are `tables`): the user's own for
+    the original, else the variant's overlay laid over the tables, its source written under
+    `workdir`. A run's variants go under its folder (`spec_of`); `pragma-ncu moves` has no run
+    and writes its variants to a folder of its own."""
+    def of(variant: Variant) -> TaskSpec:
+        if variant.origin == "original" and not variant.overlay:
+            return spec
+        made = variant_spec(tables, variant, spec.spec_path, workdir)
+        # an overlay never changes the reference: keep the user's (a spec built in Python
+        # imports its reference function from a folder of its own, not from the spec's)
+        return replace(made, reference=spec.reference)
+    return of

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,13 @@ from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.loop.context import Context, spec_of
 from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, MoveTrial
+from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.results import Evaluation
-from pragma_ncu.spec.model import ParamValue
+from pragma_ncu.spec.model import ParamValue, TaskSpec
 from pragma_ncu.syntax.tree import syntax_tree
+
+SpecFor = Callable[[Variant], TaskSpec]  # a variant's spec (loop.context.variant_specs)
+UNPARSED = "its rewrite does not parse"
 
 
 @dataclass(frozen=True)
@@ -40,17 +44,20 @@ class MovePlan:
 
     @property
     def failure(self) -> str:
+        """Why no move could be applied: each move's reason, or the one they all share."""
+        reasons = {t.reason for t in self.trials}
+        if len(self.trials) > 1 and len(reasons) == 1:
+            statuses = " or ".join(sorted({t.status for t in self.trials}))
+            names = ", ".join(t.move for t in self.trials)
+            return f"no move could be applied: every one ({names}) was {statuses}: " \
+                f"{reasons.pop()}"
         return "no move could be applied: " + "; ".join(
             f"{t.move} {t.status} ({t.reason})" for t in self.trials)
 
 
 def options(ctx: Context, variant: Variant, best: KernelState,
             diagnosis: Diagnosis | None) -> tuple[MoveOption, ...]:
-    """Every move, read against the best's source (the sources the moves read only: they
-    write CUDA and nvcc's options)."""
-    if not catalog.reads(ctx.spec.source_path):
-        return options_of(f"the source moves rewrite CUDA sources ({', '.join(catalog.SOURCES)});"
-                          f" {ctx.spec.source_path.name} is not one")
+    """Every move, read against the best's source."""
     read = _read(ctx, variant, best, diagnosis)
     return options_of(read if isinstance(read, str) else read[1])
 
@@ -150,16 +157,28 @@ def tried_lines(records: Sequence[Any]) -> tuple[str, ...]:
 
 def _read(ctx: Context, variant: Variant, best: KernelState,
           diagnosis: Diagnosis | None) -> tuple[asm.Base, Subject] | str:
-    """The best's plain source (the base a moves round edits) and what the moves read of it,
-    or why it could not be read."""
+    """What the moves read of the best (see `read`)."""
+    return read(lambda v: spec_of(ctx, v), variant, dict(best.params), diagnosis,
+                best.registers, ctx.backend.limits)
+
+
+def read(spec_for: SpecFor, variant: Variant, point: Mapping[str, ParamValue],
+         diagnosis: Diagnosis | None = None, registers: int | None = None,
+         limits: Limits | None = None) -> tuple[asm.Base, Subject] | str:
+    """The one way the moves read a kernel, for tune's rounds and `pragma-ncu moves` alike:
+    `variant`'s plain source at `point` (the base a moves round edits) and what the moves
+    read of it (with the lines the profile found hot and the registers of its build, where
+    known), or why no move can read it. `spec_for` gives a variant's spec (`variant_specs`)."""
+    if not catalog.reads(Path(variant.filename)):
+        return (f"the source moves rewrite CUDA sources ({', '.join(catalog.SOURCES)}); "
+                f"{variant.filename} is not one")
     try:
-        base = asm.base_of(variant, spec_of(ctx, variant), dict(best.params))
-        spec = spec_of(ctx, asm.base_variant(base, "moves base"))
-        subject = asm.subject_of(base, spec, dict(best.params),
-                                 hot_lines(diagnosis, base.filename), best.registers,
-                                 ctx.backend.limits)
+        base = asm.base_of(variant, spec_for(variant), dict(point))
+        spec = spec_for(asm.base_variant(base, "moves base"))
+        subject = asm.subject_of(base, spec, dict(point), hot_lines(diagnosis, base.filename),
+                                 registers, limits)
     except PragmaError as exc:  # tree-sitter missing, a template that does not render, ...
-        return f"the best's source could not be read: {exc}"
+        return f"{variant.filename} could not be read: {exc}"
     return subject if isinstance(subject, str) else (base, subject)
 
 
@@ -173,21 +192,38 @@ def hot_lines(diagnosis: Diagnosis | None, filename: str) -> tuple[int, ...]:
 
 
 def _check(ctx: Context, variant: Variant, applied: Applied, base: asm.Base) -> str:
-    """Why the move's rewrite at its boldest point (the others at their defaults) fails to
-    parse or compile, or ""."""
-    bold = {k.name: k.values[-1] for k in applied.knobs}
-    values = {**_defaults(variant), **bold}
-    text = asm.instance(variant, values)
-    if applied.edits and syntax_tree(text).has_error and not syntax_tree(base.text).has_error:
-        return "its rewrite does not parse"
+    return rewrite_error(lambda v: spec_of(ctx, v), ctx.backend.check, variant, applied, base)
+
+
+def boldest(applied: Applied) -> dict[str, ParamValue]:
+    """A move's knobs at their boldest values (each one's last)."""
+    return {k.name: k.values[-1] for k in applied.knobs}
+
+
+def at_boldest(variant: Variant, applied: Applied) -> tuple[str, Variant]:
+    """The move's rewrite at its boldest point (the others at their defaults): the text, and
+    the variant whose defaults are that point."""
+    bold = boldest(applied)
+    text = asm.instance(variant, {**_defaults(variant), **bold})
     at = replace(variant, overlay={**variant.overlay, "params": {
         k: ({**v, "default": bold[k]} if isinstance(v, dict) and k in bold else v)
         for k, v in variant.overlay["params"].items()}})
+    return text, at
+
+
+def rewrite_error(spec_for: SpecFor, compile_error: Callable[[TaskSpec], str | None],
+                  variant: Variant, applied: Applied, base: asm.Base) -> str:
+    """Why the move's rewrite at its boldest point fails to parse or compile (`compile_error`
+    of a spec at its defaults: the session's check in a run, a compile without a device in
+    `pragma-ncu moves`), or ""."""
+    text, at = at_boldest(variant, applied)
+    if applied.edits and syntax_tree(text).has_error and not syntax_tree(base.text).has_error:
+        return UNPARSED
     try:
-        error = ctx.backend.check(spec_of(ctx, at))
+        error = compile_error(spec_for(at))
     except PragmaError as exc:
         error = str(exc)
-    return f"it does not compile at {bold}: {_first_error(error)}" if error else ""
+    return f"it does not compile at {boldest(applied)}: {first_error(error)}" if error else ""
 
 
 def _defaults(variant: Variant) -> dict[str, ParamValue]:
@@ -195,7 +231,8 @@ def _defaults(variant: Variant) -> dict[str, ParamValue]:
             for k, v in variant.overlay["params"].items()}
 
 
-def _first_error(log: str) -> str:
+def first_error(log: str) -> str:
+    """The first line of a compiler's log that names an error (else its first line)."""
     lines = [line.strip() for line in log.splitlines() if "error" in line.lower()]
     return (lines[0] if lines else log.strip().splitlines()[0] if log.strip() else "")[:300]
 
@@ -210,7 +247,7 @@ def _diff(planned: MovePlan, a: Applied, won: dict[str, ParamValue]) -> str:
     if planned.variant is None or planned.base is None or not a.edits:
         return ""
     defaults = {k.name: k.default for k in a.knobs}
-    shown = won if won != defaults else {k.name: k.values[-1] for k in a.knobs}
+    shown = won if won != defaults else boldest(a)
     text = asm.instance(planned.variant, {**_defaults(planned.variant), **shown})
     return asm.diff(planned.base.text, text, planned.base.filename)
 

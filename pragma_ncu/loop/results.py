@@ -32,6 +32,7 @@ def summary(ctx: Context, st: State, stop_reason: str = "") -> dict[str, Any]:
         "ceiling_fraction": st.best.ceiling_fraction,
         "stop_reason": stop_reason or st.records[-1].decision.reason,
         "fixes": list(st.records[-1].decision.fixes),
+        "max_time_s": ctx.options.max_time_s,
         **too_noisy(st.records),
         "llm": ctx.llm_label,
         "llm_tokens": sum(c.prompt_tokens + c.completion_tokens

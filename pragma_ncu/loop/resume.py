@@ -29,7 +29,8 @@ def load_state(ctx: Context) -> State | None:
     best = records[-1].best_after
     assert best is not None
     variant = Variant.from_json(records[best.round].variant)
-    return State(best, variant, _diagnosis(ctx, best.profile_path), records)
+    return State(best, variant, _diagnosis(ctx, best.profile_path), records,
+                 spent_before_s=sum(r.wall_s for r in records))
 
 
 def _diagnosis(ctx: Context, path: str) -> Diagnosis | None:

@@ -18,12 +18,13 @@ from pragma_ncu.coder.knobs import retuned
 from pragma_ncu.coder.llm_coder import CoderRequest
 from pragma_ncu.coder.moves.assemble import base_of, base_variant, is_moves
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
+from pragma_ncu.conductor import ranges
 from pragma_ncu.conductor.accept import Acceptance, accept, judge
 from pragma_ncu.conductor.rules import MoveOption, Situation, decide
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, PragmaError
-from pragma_ncu.loop import moves
+from pragma_ncu.loop import budget, moves
 from pragma_ncu.loop.context import Context, State, spec_of
 from pragma_ncu.loop.moves import MovePlan
 from pragma_ncu.loop.side_by_side import (
@@ -41,9 +42,10 @@ from pragma_ncu.measure.records import (
     RoundRecord,
     verdict_word,
 )
-from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.autotune import SearchOptions, tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
+from pragma_ncu.search.retest import Rounds
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, Space
 from pragma_ncu.spec.model import TaskSpec
@@ -64,6 +66,8 @@ class Plan:
 def run(ctx: Context, state: State | None = None) -> State:
     """Run (or, given the state of a resumed run, go on with) the loop until the conductor
     says stop."""
+    if ctx.started is None:
+        ctx = replace(ctx, started=ctx.backend.clock())
     if state is None:
         state = baseline(ctx)
     plan = next_plan(ctx, state)
@@ -103,26 +107,58 @@ def baseline(ctx: Context) -> State:
     if not built.ok:
         raise TuneError(f"the original kernel does not build: {built.problem}")
     entrant = Entrant(evaluator, point, built, is_best=True)
-    (retest,) = side_by_side([entrant], ctx.tuned_shapes, ctx.options.side_rounds)
-    wrong = retest.message if retest.status != "ok" else check_everywhere(entrant,
-                                                                          ctx.check_shapes)
+    phases: dict[str, float] = {}
+    with budget.phase(ctx.backend.clock, phases, "retest"):
+        retest = _baseline_retest(ctx, entrant)
+    with budget.phase(ctx.backend.clock, phases, "check"):
+        wrong = retest.message if retest.status != "ok" else check_everywhere(
+            entrant, ctx.check_shapes)
     if wrong:
         raise TuneError(f"the original kernel fails verification ({wrong}); tune needs a "
                         "correct starting point")
     state0 = kernel_state(0, variant.name, variant.key, variant.source_hash, retest,
                           verified=True, registers=_registers(entrant.built),
                           compute=ctx.backend.compute)
-    best, diagnosis = _profiled(ctx, state0, spec, point, 0)
+    with budget.phase(ctx.backend.clock, phases, "profile"):
+        best, diagnosis = _profiled(ctx, state0, spec, point, 0)
     _store_point(ctx, 0, variant, point, best)
-    situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
-                          spec.params, moves=_move_options(ctx, variant, best, diagnosis))
-    decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(0, "baseline", variant.to_json(), _space(spec), {}, None, best, best,
-                         decision, wall_s=ctx.backend.clock() - start)
+                         Decision(0, "", ""), wall_s=ctx.backend.clock() - start,
+                         phases=phases)
+    first = State(best, variant, diagnosis, [], {variant.key: (spec, evaluator)})
+    situation = Situation(0, best, None, None, False, "the baseline", None, diagnosis,
+                          spec.params, moves=_move_options(ctx, variant, best, diagnosis),
+                          reach=_reach(ctx, spec, best))
+    decision = decide(_timed(situation, ctx, first, [record]), ctx.options.policy,
+                      ctx.knowledge)
+    record = replace(record, decision=decision)
     ctx.store.close_round(ctx.run_id, 0, decision.action, record.to_json())
     ctx.notice(f"baseline {best.objective_us:.2f} µs; next: {decision.action} — "
                f"{decision.reason}")
-    return State(best, variant, diagnosis, [record], {variant.key: (spec, evaluator)})
+    return replace(first, records=[record])
+
+
+def _baseline_retest(ctx: Context, entrant: Entrant) -> Retest:
+    """The original re-tested: `side_rounds` interleaved rounds, fewer for a long launch
+    (the first round says how long)."""
+    together = Rounds([entrant], ctx.tuned_shapes)
+    together.run(1)
+    (first,) = together.retests()
+    more = budget.retest_rounds(ctx.options.side_rounds, first.objective) - 1
+    if first.status == "ok" and more > 0:
+        together.run(more)
+    return together.retests()[0]
+
+
+def _timed(situation: Situation, ctx: Context, st: State,
+           records: list[RoundRecord]) -> Situation:
+    """The situation with what the conductor weighs of the run's time: the seconds left of
+    its budget, and what another round is expected to cost (loop.budget)."""
+    left = st.time_left(ctx)
+    cost = budget.round_cost(records, ctx.options.search, ctx.options.side_rounds)
+    if left is None or cost is None:
+        return situation
+    return replace(situation, time_left_s=left, round_s=cost.least_s)
 
 
 def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
@@ -138,17 +174,22 @@ def run_round(ctx: Context, st: State, number: int, plan: Plan) -> State:
     trials: tuple[MoveTrial, ...] = ()
     if plan.moves is not None:
         trials = moves.measured(plan.moves, st.history[-1], outcome.evaluations, outcome.winner)
-    situation = Situation(
-        number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
-        got.reason, got.speedup, diagnosis, _params_of(ctx, st, best_after, variant),
-        outcome.failure, outcome.failure_text, st.history, got.outcome, got.interval,
-        got.noise_pct, moves=_move_options(ctx, best_variant, best_after, diagnosis),
-        trials=(*(t for r in st.records for t in r.moves), *trials))
-    decision = decide(situation, ctx.options.policy, ctx.knowledge)
     record = RoundRecord(
         number, plan.action, variant.to_json() if variant else {"name": "(none)"},
         outcome.space, outcome.search, outcome.best_before or st.best, outcome.candidate,
-        best_after, decision, calls, coder_error, ctx.backend.clock() - start, moves=trials)
+        best_after, Decision(number, "", ""), calls, coder_error,
+        ctx.backend.clock() - start, moves=trials, phases=outcome.phases)
+    best_spec = _spec_of_best(ctx, st, best_after, variant)
+    situation = Situation(
+        number, best_after, outcome.best_before or st.best, outcome.candidate, got.accepted,
+        got.reason, got.speedup, diagnosis, best_spec.params, outcome.failure,
+        outcome.failure_text, st.history, got.outcome, got.interval, got.noise_pct,
+        moves=_move_options(ctx, best_variant, best_after, diagnosis),
+        trials=(*(t for r in st.records for t in r.moves), *trials),
+        reach=_reach(ctx, best_spec, best_after))
+    record = replace(record, decision=decide(_timed(situation, ctx, st, [*st.records, record]),
+                                             ctx.options.policy, ctx.knowledge))
+    decision = record.decision
     ctx.store.close_round(ctx.run_id, number, decision.action, record.to_json())
     _announce(ctx, record)
     if best_after is not st.best and variant is not None:
@@ -168,6 +209,7 @@ class _Outcome:
     search: dict[str, Any] = field(default_factory=dict)
     evaluations: tuple[Evaluation, ...] = ()
     winner: dict[str, Any] | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: search, retest, ...
 
 
 def _move_options(ctx: Context, variant: Variant, best: KernelState,
@@ -181,30 +223,51 @@ def _try_variant(ctx: Context, st: State, number: int, variant: Variant) -> _Out
     except PragmaError as exc:
         return _Outcome(failure="spec", failure_text=str(exc))
     problem = Problem(spec, ctx.tuned_shapes, Space.from_spec(spec), {}, ctx.check_shapes)
-    result = tune_parameters(problem, evaluator, ctx.options.search, clock=ctx.backend.clock,
-                             notice=ctx.notice, progress=ctx.progress)
+    result = tune_parameters(problem, evaluator, _search_options(ctx, st, number),
+                             clock=ctx.backend.clock, notice=ctx.notice, progress=ctx.progress)
     for e in result.evaluations:
         _store_evaluation(ctx, number, variant, e)
     space, search = _space(spec), _search_summary(result)
+    phases = {"search": round(result.stats.search_s, 3),
+              "retest": round(result.stats.retest_s, 3)}
     winner = result.general.winner
     if winner is None or winner.status != "ok":
         kind, text = failure_summary(result.evaluations)
         return _Outcome(failure=kind, failure_text=text, space=space, search=search,
-                        evaluations=result.evaluations)
-    outcome = _compare(ctx, st, number, variant, spec, evaluator, winner, result, space, search)
+                        evaluations=result.evaluations, phases=phases)
+    outcome = _compare(ctx, st, number, variant, spec, evaluator, winner, result, space, search,
+                       phases)
     return replace(outcome, evaluations=result.evaluations, winner=dict(winner.point))
+
+
+def _search_options(ctx: Context, st: State, number: int) -> SearchOptions:
+    """The round's search: its share of the run's time, fewer re-tested candidates for a
+    long launch (loop.budget)."""
+    left = st.time_left(ctx)
+    cost = budget.round_cost(st.records, ctx.options.search, ctx.options.side_rounds)
+    chosen = budget.search_options(ctx.options.search, left, cost,
+                                   number >= ctx.options.policy.max_rounds,
+                                   st.best.objective_us)
+    if chosen.budget != ctx.options.search.budget and left is not None:
+        seconds = f"{chosen.budget.seconds:.0f} s" if chosen.budget.seconds else "no limit"
+        ctx.notice(f"time: {max(left, 0):.0f} s left of {ctx.options.max_time_s:.0f} s; this "
+                   f"search may take {seconds} and {chosen.budget.evaluations} points")
+    return chosen
 
 
 def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskSpec,
              evaluator: Evaluator, winner: Retest, result: SearchResult,
-             space: dict[str, list[Any]], search: dict[str, Any]) -> _Outcome:
+             space: dict[str, list[Any]], search: dict[str, Any],
+             phases: dict[str, float]) -> _Outcome:
     _, best_eval = _evaluator(ctx, st.evaluators, st.best_variant)
     best_point = dict(st.best.params)
     cand = Entrant(evaluator, dict(winner.point), evaluator.build(dict(winner.point)))
     best = Entrant(best_eval, best_point, best_eval.build(best_point), is_best=True)
     ctx.notice("side by side with the historical best")
-    best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, ctx.options.side_rounds,
-                                    judge, ctx.notice, ctx.progress)
+    rounds = budget.retest_rounds(ctx.options.side_rounds, st.best.objective_us)
+    with budget.phase(ctx.backend.clock, phases, "side_by_side"):
+        best_rt, cand_rt = side_by_side([best, cand], ctx.tuned_shapes, rounds, judge,
+                                        ctx.notice, ctx.progress)
     verified = _verified_everywhere(result.evaluations, winner.point)
     acceptance = accept(best_rt, cand_rt, verified)
     before = _refreshed(st.best, best_rt)
@@ -213,16 +276,18 @@ def _compare(ctx: Context, st: State, number: int, variant: Variant, spec: TaskS
                          compute=ctx.backend.compute)
     diagnosis = None
     if state.verified:
-        state, diagnosis = _profiled(ctx, state, spec, cand.point, number)
+        with budget.phase(ctx.backend.clock, phases, "profile"):
+            state, diagnosis = _profiled(ctx, state, spec, cand.point, number)
     return _Outcome(state, before, acceptance, diagnosis, "" if state.verified else
-                    "verification", state.failure, space, search)
+                    "verification", state.failure, space, search, phases=phases)
 
 
 def _variant(ctx: Context, plan: Plan, number: int) -> tuple[Variant | None, tuple[LLMCall, ...],
                                                                str]:
     if plan.variant is not None:
         return plan.variant, (), ""
-    if plan.moves is not None:
+    if plan.moves is not None:  # said now: a round with no variant ends with no candidate
+        ctx.notice(plan.moves.failure)
         return None, (), plan.moves.failure
     if ctx.coder is None or plan.request is None:
         return None, (), "no coder is configured"
@@ -300,10 +365,18 @@ def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
             diagnosis)
 
 
-def _params_of(ctx: Context, st: State, best: KernelState, variant: Variant | None) -> tuple:
+def _spec_of_best(ctx: Context, st: State, best: KernelState,
+                  variant: Variant | None) -> TaskSpec:
     chosen = variant if best is not st.best and variant is not None else st.best_variant
     spec, _ = _evaluator(ctx, st.evaluators, chosen)
-    return spec.params
+    return spec
+
+
+def _reach(ctx: Context, spec: TaskSpec, best: KernelState) -> dict[str, tuple[int, ...]]:
+    """How far each power-of-two knob of the best may go beyond its range: what the device's
+    limits and the spec's restrictions allow at every shape, the others at the best's values."""
+    return ranges.reach(spec, dict(best.params), (*ctx.tuned_shapes, *ctx.check_shapes),
+                        ctx.backend.limits)
 
 
 def _verified_everywhere(evaluations: tuple[Evaluation, ...], point: Point) -> bool:

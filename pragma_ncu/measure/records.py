@@ -205,6 +205,9 @@ class RoundRecord:
     coder_error: str = ""  # the coder produced no usable variant: why
     wall_s: float = 0.0
     moves: tuple[MoveTrial, ...] = ()  # a moves round: what became of each move
+    # seconds per phase: search, retest (the search's), side_by_side, profile; the baseline's
+    # retest, check and profile (pragma_ncu.loop.budget reads them to plan the run's time)
+    phases: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,7 +219,7 @@ class RoundRecord:
             "decision": self.decision.to_json(),
             "llm_calls": [asdict(c) for c in self.llm_calls],
             "coder_error": self.coder_error, "wall_s": self.wall_s,
-            "moves": [m.to_json() for m in self.moves],
+            "moves": [m.to_json() for m in self.moves], "phases": self.phases,
         }
 
     @staticmethod
@@ -231,7 +234,8 @@ class RoundRecord:
             decision=Decision.from_json(data["decision"]),
             llm_calls=tuple(LLMCall(**c) for c in data.get("llm_calls") or ()),
             coder_error=data.get("coder_error", ""), wall_s=data.get("wall_s", 0.0),
-            moves=tuple(MoveTrial.from_json(m) for m in data.get("moves") or ()))
+            moves=tuple(MoveTrial.from_json(m) for m in data.get("moves") or ()),
+            phases=dict(data.get("phases") or {}))
 
 
 def verdict_word(decision: Decision, yes: str = "yes", no: str = "",

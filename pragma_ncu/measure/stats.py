@@ -72,11 +72,21 @@ def summarize(samples_us: Sequence[float], mode: str = "events",
     )
 
 
+# A first sample at least this long is its own pilot: a long launch's samples agree to a few
+# parts in a thousand, so more pilots would only spend its time.
+LONG_PILOT_US = 1000.0
+
+
 def repetitions(pilot_us: float, overhead_us: float, budget_ms: float, min_reps: int,
-                max_reps: int) -> int:
-    """How many timed repetitions fit the budget, within [min_reps, max_reps]."""
+                max_reps: int, long_ms: float | None = None, floor_reps: int = 1) -> int:
+    """How many timed repetitions fit the budget, within [min_reps, max_reps]. With `long_ms`,
+    min_reps scales with the launch: it takes at most `long_ms` (a long launch gets as many
+    as fit there, but never fewer than `floor_reps`)."""
     per_rep = max(pilot_us + overhead_us, 1e-3)
-    return int(min(max_reps, max(min_reps, budget_ms * 1000.0 // per_rep)))
+    least = min_reps
+    if long_ms is not None:
+        least = max(floor_reps, min(min_reps, int(long_ms * 1000.0 // per_rep)))
+    return int(min(max_reps, max(least, budget_ms * 1000.0 // per_rep)))
 
 
 def beats(new: TimingStats, incumbent: TimingStats) -> bool:

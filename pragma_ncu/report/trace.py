@@ -246,15 +246,28 @@ def _count(value: Any) -> str:
 
 
 def search_line(record: RoundRecord) -> str:
-    """The round's search in one line: strategy, counters, wall time."""
+    """The round's search in one line: strategy, counters, wall time; and where the round's
+    time went (a record that kept its phases)."""
     s = record.search
     if not s:
-        return "no search ran"
+        return "no search ran" + _phases_text(record)
     wall = s.get("wall_s")
     return (f"strategy {s.get('strategy', DASH)}; evaluated {_count(s.get('evaluated'))}, "
             f"verified {_count(s.get('verified'))}, pruned {_count(s.get('pruned'))}, "
             f"failed {_count(s.get('failed'))}; wall "
-            + (f"{wall:.1f} s" if isinstance(wall, int | float) else DASH))
+            + (f"{wall:.1f} s" if isinstance(wall, int | float) else DASH)
+            + _phases_text(record))
+
+
+PHASE_NAMES = {"search": "search", "retest": "re-test", "check": "check",
+               "side_by_side": "side by side", "profile": "profile"}
+
+
+def _phases_text(record: RoundRecord) -> str:
+    if not record.phases:
+        return ""
+    return f"; the round {record.wall_s:.1f} s: " + ", ".join(
+        f"{PHASE_NAMES.get(k, k)} {v:.1f} s" for k, v in record.phases.items())
 
 
 def space_line(record: RoundRecord) -> str:

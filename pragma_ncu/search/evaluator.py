@@ -33,14 +33,18 @@ class Phases:
 
     Both phases verify before timing and re-verify after it; the re-test draws fresh inputs
     (other seeds) so a winner is checked on data the search never saw, and keeps every
-    sample, which the acceptance rule compares (`search.compare`).
+    sample, which the acceptance rule compares (`search.compare`). A long launch takes fewer
+    repetitions (`long_ms`: a 276 ms SGEMM took 50 in every re-test round, 14 s a shape):
+    at least 3 in the search, 5 in a re-test (over its two or more rounds, 10 samples a side
+    or more, which the per-launch interval needs: about 4).
     """
 
     search: TimingConfig = field(default_factory=lambda: TimingConfig(
-        warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=25.0, copy_reference=False))
+        warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=25.0, copy_reference=False,
+        long_ms=100.0, floor_reps=3))
     retest: TimingConfig = field(default_factory=lambda: TimingConfig(
         warmup_ms=10.0, min_reps=50, max_reps=5000, budget_ms=150.0, copy_reference=True,
-        keep_samples=True))
+        keep_samples=True, long_ms=600.0, floor_reps=5))
     search_seeds: tuple[int, ...] = (1, 2)
     retest_seeds: tuple[int, ...] = (3, 4)
 

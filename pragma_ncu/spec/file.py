@@ -111,7 +111,7 @@ def parse_spec(data: dict[str, Any], spec_path: Path, kernel_path: Path | None =
         restrictions=restrictions,
     )
     _check_names(spec, w)
-    check_template_args({p.name for p in spec.params}, spec.template_args, spec.is_jinja, w)
+    check_template_args({p.name for p in spec.params}, spec.template_args, w)
     _check_target(spec, rules, w)
     check_shapes(spec, where=w)
     return spec
@@ -412,15 +412,15 @@ def _check_target(spec: TaskSpec, rules: SpecRules, w: str) -> None:
 
 
 def check_template_args(params: set[str], template_args: tuple[str, ...] | list[str],
-                        is_jinja: bool, where: str) -> None:
-    """Template arguments name declared parameters, and a jinja2 source takes none."""
+                        where: str) -> None:
+    """Template arguments name declared parameters. A jinja2 source may take them too, for a
+    kernel that stays a C++ template once rendered (the source moves make such a template of
+    a templated kernel); that no name is both a jinja2 variable and a template argument is
+    checked where the text is rendered (`spec.template.instantiate`)."""
     for name in template_args:
         if name not in params:
             raise SpecError(where, "kernel.template_args", f"names of [params] ({sorted(params)})",
                             name)
-    if template_args and is_jinja:
-        raise SpecError(where, "kernel.template_args", "no template_args for a jinja2 (.j2) source "
-                        "(write the values into the template instead)")
 
 
 def _all_exprs(spec: TaskSpec) -> list[tuple[str, str]]:

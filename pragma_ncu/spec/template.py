@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 from pragma_ncu.infra.errors import TemplateError
@@ -109,6 +110,29 @@ def render_jinja(text: str, values: dict[str, ParamValue], name: str) -> str:
         raise TemplateError(f"{name}: rendering failed: {exc!r}") from None
 
 
+def jinja_variables(text: str, name: str) -> set[str]:
+    """The variables a jinja2 template reads from outside (its parameters)."""
+    env = jinja2.Environment(autoescape=False)
+    try:
+        tree = env.parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(f"{name}:{exc.lineno}: template syntax error: {exc.message}") from None
+    # find_undeclared_variables reports a name `{% set %}` inside an {% if %} as undeclared
+    # even where it is only read inside the same branch: names the template stores are its own.
+    stored = {n.name for n in tree.find_all(jinja2.nodes.Name) if n.ctx in ("store", "param")}
+    return set(meta.find_undeclared_variables(tree)) - set(env.globals) - stored
+
+
+def check_jinja_template_args(text: str, template_args: tuple[str, ...], name: str) -> None:
+    """A jinja2 template whose kernel is a C++ template: none of the template arguments may be
+    a jinja2 variable too (it would be written into the text and instantiated as well)."""
+    both = sorted(set(template_args) & jinja_variables(text, name))
+    if both:
+        raise TemplateError(f"{name}: {', '.join(both)} both a jinja2 variable of the template "
+                            "and a C++ template argument ([kernel] template_args): make each "
+                            "one or the other")
+
+
 def instantiation(kernel_name: str, template_args: tuple[str, ...],
                   values: dict[str, ParamValue]) -> str:
     """The line that makes nvcc emit `kernel_name<...>` for these values."""
@@ -118,10 +142,14 @@ def instantiation(kernel_name: str, template_args: tuple[str, ...],
 
 
 def instantiate(spec: TaskSpec, params: dict[str, ParamValue], text: str) -> Instance:
-    """`text` (the kernel file's content) made concrete for `params` (defaults elsewhere)."""
+    """`text` (the kernel file's content) made concrete for `params` (defaults elsewhere): a
+    jinja2 template rendered, then a C++ function template instantiated (a jinja2 template
+    may hold one, whose template arguments are then none of its jinja2 variables)."""
     values = {**spec.default_params(), **params}
     out, rendered = text, False
     if spec.is_jinja:
+        if spec.template_args:
+            check_jinja_template_args(text, spec.template_args, str(spec.source_path))
         out, rendered = render_jinja(text, values, str(spec.source_path)), True
     if spec.template_args:
         out = out + instantiation(spec.kernel_name, spec.template_args, values)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pragma_ncu.syntax.functions import body
 from pragma_ncu.syntax.memory import bare
-from pragma_ncu.syntax.tree import Node, compact, declarators, statements, text, walk
+from pragma_ncu.syntax.tree import Node, assigned, compact, declarators, statements, text, walk
 
 _INTEGER = (r"(?:const)?(?:unsigned|signed)?(?:longlong|long|int|size_t|int64_t|uint64_t|"
             r"int32_t|uint32_t|unsigned|ptrdiff_t|std::size_t|std::int64_t)")
@@ -61,6 +61,50 @@ def grid_strided(code: str) -> bool:
     such a loop covers them whatever the grid and the block."""
     form = normal(code)
     return any(s in form for s in STRIDES)
+
+
+# --- loops that threads share -------------------------------------------------------------------
+
+def thread_place(node: Node | None, fn_body: Node | None = None) -> str | None:
+    """What `node` (or the local it names, declared from it in `fn_body` and never changed)
+    gives each thread: its place among STEP threads that share a loop, as the normal form of
+    STEP: "blockDim.x" for threadIdx.x, "K" for threadIdx.x % K (or & (K - 1)),
+    "gridDim.x*blockDim.x" for the global index; None for anything else."""
+    if node is None:
+        return None
+    form = normal(text(node))
+    if form == "threadIdx.x":
+        return "blockDim.x"
+    if form in INDEX_FORMS:
+        return "gridDim.x*blockDim.x"
+    for op, adjust in (("%", 0), ("&", 1)):
+        head, _, tail = form.partition(op)
+        if head == "threadIdx.x" and tail.isdigit():
+            return str(int(tail) + adjust)
+    if node.type == "identifier" and fn_body is not None:
+        value = _single_value(fn_body, text(node))
+        return thread_place(value) if value is not None else None
+    return None
+
+
+def same_step(place: str, step: Node, block: str | None = None) -> bool:
+    """`step` strides by the number of threads that share the loop (`place`, as
+    `thread_place` gives it; `block`, the spec's block size where it is a number, stands for
+    blockDim.x)."""
+    form = normal(text(step))
+    places = {place, *(("blockDim.x*gridDim.x",) if place == "gridDim.x*blockDim.x" else ())}
+    if block is not None and place == "blockDim.x":
+        places.add(block)
+    return form in places
+
+
+def _single_value(fn_body: Node, name: str) -> Node | None:
+    """The value `name` is declared with in `fn_body`, when it is declared once and never
+    assigned after."""
+    values = [n.child_by_field_name("value") for n in walk(fn_body) if n.type == "init_declarator"
+              and text(n.child_by_field_name("declarator")) == name]
+    changed = any((t := assigned(n)) is not None and text(t) == name for n in walk(fn_body))
+    return values[0] if len(values) == 1 and not changed else None
 
 
 # --- the built-in indices in every dimension ---------------------------------------------------

@@ -46,6 +46,11 @@ class TimingConfig:
     graph_below_us: float = 10.0  # kernels faster than this are timed as graph replays
     copy_reference: bool = True  # also time a device copy of the same bytes
     keep_samples: bool = False  # answer with every sample, not only their summary
+    # A long launch: min_reps may take at most `long_ms` of timed repetitions; beyond, fewer
+    # (down to `floor_reps`), so that a 276 ms launch is not timed 50 times in every re-test
+    # round (None: min_reps always)
+    long_ms: float | None = 1000.0
+    floor_reps: int = 5
 
 
 @dataclass(frozen=True)

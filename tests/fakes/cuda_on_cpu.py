@@ -56,22 +56,25 @@ def dims3(dims: Dims) -> tuple[int, int, int]:
 
 
 def build(source: str, kernel: str, out: Path, name: str) -> Kernel:
-    """`kernel` of `source` compiled for the CPU into `out/name-<hash of the text>.so`."""
+    """`kernel` of `source` compiled for the CPU into `out` (once for the same text)."""
     cxx = compiler()
     assert cxx is not None
     text = source + f'\nextern "C" void emu_entry(void** a) {{ emu_invoke(&{kernel}, a); }}\n'
-    # named by its text too: a process loads a library's path once (dlopen keeps the first)
-    name = f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-    src, lib, sched = out / f"{name}.cpp", out / f"{name}.so", out / "sched.o"
+    stem = f"{name}-{hashlib.sha1(text.encode()).hexdigest()[:12]}"
+    src, lib, sched = out / f"{stem}.cpp", out / f"{stem}.so", out / "sched.o"
+    if lib.exists():
+        return _loaded(lib)
+    src.write_text(text)
     if not sched.exists():
         subprocess.run([cxx, "-O1", "-std=c++17", "-fPIC", "-c", str(HERE / "sched.cpp"), "-o",
                         str(sched)], check=True, capture_output=True, text=True)
-    if not lib.exists():  # built before from the same text
-        src.write_text(text)
-        subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", "-w",
-                        f"-I{HERE / 'include'}", "-include", str(HERE / "emu.h"), "-x", "c++",
-                        str(src), "-x", "none", str(sched), "-o", str(lib)], check=True,
-                       capture_output=True, text=True)
+    subprocess.run([cxx, "-O1", "-std=c++17", "-shared", "-fPIC", "-w", f"-I{HERE / 'include'}",
+                    "-include", str(HERE / "emu.h"), "-x", "c++", str(src), "-x", "none",
+                    str(sched), "-o", str(lib)], check=True, capture_output=True, text=True)
+    return _loaded(lib)
+
+
+def _loaded(lib: Path) -> Kernel:
     library = ctypes.CDLL(str(lib))
     library.emu_launch.restype = ctypes.c_int
     return Kernel(library)

@@ -68,6 +68,24 @@ def variant(spec: TaskSpec, moves: list[Applied], tmp: Path | None = None) -> Va
     return built
 
 
+def next_round(spec: TaskSpec, moves: list[Applied], point: dict[str, Any],
+               workdir: Path) -> tuple[Subject, asm.Base]:
+    """What the moves read in the round after `moves` won at `point`: the subject of the best's
+    plain source (their knobs baked in, the launch at `point`), and that base."""
+    from pragma_ncu.coder.variant import variant_spec
+    from pragma_ncu.spec.file import spec_tables
+
+    tables = spec_tables(spec)
+    built = variant(spec, moves)
+    base = asm.base_of(built, variant_spec(tables, built, spec.spec_path, workdir / "moved"),
+                       {**spec.default_params(), **point})
+    plain = variant_spec(tables, asm.base_variant(base, "base"), spec.spec_path,
+                         workdir / "base")
+    got = asm.subject_of(base, plain, {}, (), 32, H200_LIMITS)
+    assert not isinstance(got, str), got
+    return got, base
+
+
 def rendered(spec: TaskSpec, moves: list[Applied], **knobs: Any) -> str:
     """The source with `moves` at `knobs` (the others at their defaults)."""
     built = variant(spec, moves)

@@ -27,8 +27,9 @@ from tests.fakes.tuner import H200_LIMITS
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
+TEMPLATED = ROOT / "tests" / "fixtures" / "moves" / "templated" / "softplus_rows.toml"
 KERNELS = sorted([*(ROOT / "examples" / "moves").glob("*.toml"),
-                  *(p for p in (ROOT / "examples").glob("*.toml"))])
+                  *(p for p in (ROOT / "examples").glob("*.toml")), TEMPLATED])
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +126,28 @@ def test_the_best_written_out_compiles_alone(tmp_path: Path, nvcc) -> None:  # t
                           *shlex.split(flags), str(tmp_path / "best.cu")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_template_kernels_best_written_out_is_still_its_template(tmp_path: Path,
+                                                                   nvcc) -> None:  # type: ignore[no-untyped-def]
+    """A C++ function template keeps its template parameters through the moves: the best
+    written out is the template, its instance taken at the best's values, and compiles alone
+    into a cubin that holds that instance."""
+    spec = load_spec(TEMPLATED)
+    point = spec.default_params()
+    base = asm.base_of(original_variant(spec), spec, point)
+    subject = asm.subject_of(base, spec, point, (), 32, H200_LIMITS)
+    assert not isinstance(subject, str)
+    moves = [r for r in asm.try_moves(subject, MOVES) if isinstance(r, Applied)]
+    variant, _, _ = asm.assemble(base, moves, "moves 1", "", TEMPLATED.parent)
+    vspec = variant_spec(tomllib.loads(TEMPLATED.read_text()), variant, spec.spec_path,
+                         tmp_path / "variants")
+    values = {**vspec.default_params(), "BLOCK": 256, "PNCU_READONLY": 1, "PNCU_UNROLL": 4}
+    text = asm.plain_source(variant, vspec, values, move_names())
+    assert "template <int BLOCK, typename T>" in text and "PNCU_" not in text
+    assert text.rstrip().endswith("&softplus_rows<256, float>);")
+    (tmp_path / "best.cu").write_text(text)
+    run = subprocess.run([nvcc.path, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "b.cubin"),
+                          str(tmp_path / "best.cu")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert b"softplus_rows" in (tmp_path / "b.cubin").read_bytes()

@@ -17,7 +17,7 @@ from pragma_ncu.api.arguments import checked
 from pragma_ncu.infra.errors import ArgumentError, InputError, PragmaError
 
 PUBLIC = ("autotune", "autotune_shapes", "bench", "ceilings", "default_out", "explain", "init",
-          "llm_config", "load", "profile", "shapes_of", "triage", "tune")
+          "llm_config", "load", "moves", "profile", "shapes_of", "triage", "tune")
 
 
 def test_explain_42_names_the_argument_and_what_it_takes():

@@ -25,6 +25,7 @@ COMMANDS = {
     "knowledge search": ("knowledge_search",), "knowledge build": ("knowledge_build",),
     "profile": ("profile",), "explain": ("explain",), "triage": ("triage",),
     "tune": ("tune",), "trace": ("trace", "runs"), "config convert": ("convert_table",),
+    "moves": ("moves",),
 }
 RENDERERS = ("tabulate",)  # what draws a table (jinja2 also renders kernels and prompts)
 

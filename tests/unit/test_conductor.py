@@ -7,12 +7,14 @@ import math
 import random
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor import analysis as explain
+from pragma_ncu.conductor import ranges
 from pragma_ncu.conductor.accept import accept
 from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
 from pragma_ncu.diagnose.findings import Diagnosis
@@ -21,9 +23,11 @@ from pragma_ncu.measure.records import Decision, KernelState, RangeChange
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.results import FASTER, Retest, ShapeTime
 from pragma_ncu.spec.model import Param
+from tests.fakes.moves import spec_of
 from tests.fakes.timings import Noise
 from tests.fakes.timings import retest as timed
 from tests.fakes.tune import load_profile
+from tests.fakes.tuner import H200_LIMITS
 
 # --- F: the acceptance rule ----------------------------------------------------------------
 
@@ -180,18 +184,67 @@ def test_round_budget_stops_even_a_failed_round() -> None:
     assert d.action == "stop" and "budget" in d.reason
 
 
-@pytest.mark.parametrize(("best_block", "new"), [(1024, (256, 512, 1024, 2048)),
-                                                 (64, (32, 64, 128, 256))])
-def test_retune_extends_a_range_at_its_edge(best_block: int, new: tuple[int, ...]) -> None:
-    s = situation(best=kernel(fraction=0.8, BLOCK=best_block, VEC=4))
+# What the device and the spec allow beyond BLOCK's range (conductor.ranges.reach): a block of
+# 1024 threads at most.
+BLOCK_REACH = {"BLOCK": (1, 2, 4, 8, 16, 32)}
+
+
+@pytest.mark.parametrize(("best_block", "new"), [(1024, None),
+                                                 (64, (1, 2, 4, 8, 16, 32, 64, 128, 256))])
+def test_retune_extends_a_range_at_its_edge_as_far_as_allowed_in_one_round(
+        best_block: int, new: tuple[int, ...] | None) -> None:
+    """At the bottom, every power of two below the best that the device allows, in one round
+    (a naive layer norm spent five rounds halving its block one step a round); at the top of a
+    block size the device caps at 1024 threads, nothing is left to try."""
+    s = replace(situation(best=kernel(fraction=0.8, BLOCK=best_block, VEC=4)), reach=BLOCK_REACH)
     d = decide(s, Policy())
+    if new is None:
+        assert d.action == "stop" and not d.retune, d.reason
+        return
     assert d.action == "retune", d.reason
     assert d.retune == (RangeChange("BLOCK", BLOCK.values, new, d.retune[0].why),)
-    assert f"BLOCK={best_block}" in d.reason
-    # once tried, the same move is not proposed again: without an LLM the run stops
+    assert f"BLOCK={best_block}" in d.reason and "try 1, 2, 4, 8, 16, 32 " in d.reason
+    # once extended downwards it is not extended that way again, even from a new bottom
     tried = (*s.history, Decision(1, "retune", "", retune=d.retune))
-    again = decide(replace(s, round=2, history=tried, accepted=True), Policy())
+    wider = Param("BLOCK", 4, (4, 8, 16, 32, 64, 128, 256))  # (1 and 2 failed to build)
+    again = decide(replace(s, round=2, history=tried, accepted=True, params=(wider, VEC),
+                           best=kernel(2, fraction=0.8, BLOCK=4, VEC=4)), Policy())
     assert again.action == "stop" and not again.retune
+
+
+def test_a_range_extended_one_way_may_still_be_extended_the_other() -> None:
+    s = replace(situation(best=kernel(fraction=0.8, BLOCK=64, VEC=4)), reach=BLOCK_REACH)
+    down = decide(s, Policy()).retune
+    rows = Param("ROWS", 1, (1, 2, 4))
+    tried = (*s.history, Decision(1, "retune", "", retune=down))
+    up = decide(replace(s, round=2, history=tried, params=(BLOCK, VEC, rows),
+                        best=kernel(2, fraction=0.8, BLOCK=256, VEC=4, ROWS=4),
+                        reach={**BLOCK_REACH, "ROWS": (8, 16, 32)}), Policy())
+    assert [(c.param, c.new) for c in up.retune] == [("ROWS", (1, 2, 4, 8, 16, 32))]
+
+
+def test_without_known_limits_a_knob_goes_up_to_eight_times_its_top() -> None:
+    """A hand-made situation knows no device: every power of two up to 8x the range's top (a
+    real run's reach is the device's and the spec's, `test_reach_...` below)."""
+    rows = Param("ROWS", 1, (1, 2, 4))
+    s = situation(best=kernel(fraction=0.8, ROWS=4), params=(BLOCK, VEC, rows))
+    (change,) = decide(s, Policy()).retune
+    assert change.new == (1, 2, 4, 8, 16, 32)
+
+
+def test_reach_is_what_the_device_and_the_restrictions_allow(tmp_path: Path) -> None:
+    """The block size goes up to the device's 1024 threads, another knob to 8x its top, each
+    only as far as the spec's restrictions allow at every shape."""
+    params = {"BLOCK": {"default": 64, "values": [64, 128]},
+              "VEC": {"default": 1, "values": [1, 2, 4]}}
+    spec = spec_of(tmp_path, "__global__ void k(float* y, const float* x, int n) {}\n",
+                   grid=("ceil_div(n, BLOCK * VEC)",), block=("BLOCK",), params=params)
+    got = ranges.reach(spec, {"BLOCK": 128, "VEC": 4}, spec.shapes, H200_LIMITS)
+    assert got == {"BLOCK": (1, 2, 4, 8, 16, 32, 256, 512, 1024),
+                   "VEC": (8, 16, 32)}
+    limited = replace(spec, restrictions=("BLOCK * VEC <= 2048",))
+    got = ranges.reach(limited, {"BLOCK": 128, "VEC": 4}, spec.shapes, H200_LIMITS)
+    assert got == {"BLOCK": (1, 2, 4, 8, 16, 32, 256, 512), "VEC": (8, 16)}
 
 
 def test_no_edge_move_inside_a_range_or_for_non_powers_of_two() -> None:

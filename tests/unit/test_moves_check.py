@@ -28,13 +28,18 @@ def _table() -> ModuleType:
 def test_the_script_runs_every_plain_kernel_at_a_shape_of_its_spec() -> None:
     listed = _table().kernels()
     sets = {s for s, _, _ in listed}
-    assert sets == {"calibration", "heldout", "blind", "example"}
+    assert sets == {"calibration", "heldout", "blind", "example", "structural", "heldaside"}
     paths = {p for _, p, _ in listed}
-    expected = {str(p.relative_to(ROOT)) for p in [*ROOT.glob("examples/moves/*.cu"),
-                                                   *ROOT.glob("examples/moves/heldout/*.cu"),
-                                                   *ROOT.glob("examples/moves/blind/*.cu"),
-                                                   *ROOT.glob("examples/*.cu")]}
-    assert paths == expected and len(paths) >= 8 + 3 + 6 + 8
+    expected = {str(p.relative_to(ROOT)) for p in [
+        *ROOT.glob("examples/moves/*.cu"), *ROOT.glob("examples/moves/heldout/*.cu"),
+        *ROOT.glob("examples/moves/blind/*.cu"), *ROOT.glob("examples/*.cu"),
+        *ROOT.glob("examples/moves/structural/*.cu"),
+        *ROOT.glob("examples/moves/structural/heldaside/*.cu")]}
+    assert paths == expected and len(paths) >= 8 + 3 + 6 + 8 + 12
+    for set_name, path, _ in listed:  # each structural kernel beside its hand-written one
+        if set_name in ("structural", "heldaside"):
+            fast = (ROOT / path).parent / "fast" / Path(path).name
+            assert fast.is_file() and fast.with_suffix(".toml").is_file(), path
     for _, path, shape in listed:
         spec = load_spec((ROOT / path).with_suffix(".toml"))
         assert shape in {s.name for s in spec.shapes}

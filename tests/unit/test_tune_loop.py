@@ -478,7 +478,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path: Path, kill_round: int,
                                                kill_rows: int | None,
                                                uninterrupted: tuple[Trace, int]) -> None:
     expected, round2_rows = uninterrupted
-    # the run: search (accepted), a retune of VEC up to 16 whose winner is the same point as
+    # the run: search (accepted), a retune of VEC beyond 8 whose winner is the same point as
     # the best (within noise: not accepted), then stop; the kills land before its end
     assert [(a, d, ok) for _, a, d, ok, _ in expected] == [
         ("baseline", "tune", False), ("tune", "retune", True), ("retune", "stop", False)]

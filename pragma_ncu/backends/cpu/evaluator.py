@@ -20,9 +20,10 @@ def cpu_phases() -> Phases:
     search (it is taken once per shape in the re-test)."""
     return Phases(
         search=TimingConfig(warmup_ms=5.0, min_reps=10, max_reps=1000, budget_ms=40.0,
-                            copy_reference=False),
+                            copy_reference=False, long_ms=100.0, floor_reps=3),
         retest=TimingConfig(warmup_ms=10.0, min_reps=30, max_reps=5000, budget_ms=150.0,
-                            copy_reference=True, keep_samples=True))
+                            copy_reference=True, keep_samples=True, long_ms=600.0,
+                            floor_reps=5))
 
 
 class CpuEvaluator(CompiledEvaluator):

@@ -24,6 +24,7 @@ from pragma_ncu.coder.moves import (
     split_reduction,
     unroll,
     vectorize,
+    vectorize_loops,
 )
 from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
@@ -33,6 +34,7 @@ MOVES: tuple[Move, ...] = (
     split_reduction.MOVE,
     row_team.MOVE,
     vectorize.MOVE,
+    vectorize_loops.MOVE,
     coarsen.MOVE,
     readonly.MOVE,
     unroll.MOVE,

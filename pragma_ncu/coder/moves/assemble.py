@@ -27,7 +27,12 @@ from pragma_ncu.coder.moves.base import KNOB_PREFIX, Applied, Refused, Subject, 
 from pragma_ncu.coder.variant import Variant
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.spec.model import ParamValue, TaskSpec
-from pragma_ncu.spec.template import macro_params, render_jinja, template_defines
+from pragma_ncu.spec.template import (
+    instantiation,
+    macro_params,
+    render_jinja,
+    template_defines,
+)
 from pragma_ncu.syntax.facts import parse_source
 from pragma_ncu.syntax.tree import syntax_tree
 
@@ -299,4 +304,7 @@ def plain_source(variant: Variant, spec: TaskSpec, values: Mapping[str, ParamVal
         lines.append("// parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(declared.items())))
     lines += [f"#define {k} {int(v) if isinstance(v, bool) else v}"
               for k, v in sorted(macro_params(spec, values, variant.source).items())]
-    return "\n".join(lines) + "\n" + instance(variant, values)
+    text = instance(variant, values)
+    if spec.template_args:  # a C++ function template stays one: its instance is taken
+        text += instantiation(spec.kernel_name, spec.template_args, values)
+    return "\n".join(lines) + "\n" + text

@@ -107,17 +107,36 @@ def apply(subject: Subject) -> Applied | Refused:
         return Refused(NAME, f"no team fits a block of {block} threads")
     grid = subject.spec.launch.grid[0].strip()
     threads = f"max({block}, {KNOB})" if row.layout == ROWS and block.isdigit() else block
+    rows = _rows(subject, row.element) or f"({grid}) * ({block})"  # how many to cover
     lines = ", ".join(str(ts.first_line(loop.node)) for loop in row.loops)
     how = ("TEAM adjacent threads a row" if row.layout == ROWS else
            f"TEAM threads {block} / TEAM apart a row (it walks a column)")
     site = (f"the loops at lines {lines} shared by {how}, their sums, minima and maxima "
-            f"combined across the team; grid {grid} -> ceil_div(({grid}) * ({block}), "
-            f"{threads} // TEAM)")
+            f"combined across the team; grid {grid} -> ceil_div({rows}, {threads} // TEAM)")
     return Applied(NAME, (Knob(KNOB, values, 1),), _edits(subject, row, size), (site,),
-                   grid=(f"ceil_div(({grid}) * ({block}), {threads} // {KNOB})",
+                   grid=(f"ceil_div({rows}, {threads} // {KNOB})",
                          *[g.strip() for g in subject.spec.launch.grid[1:]]),
                    block=(threads, *[b.strip() for b in subject.spec.launch.block[1:]]),
                    writes_block=True)
+
+
+def _rows(subject: Subject, found: el.Element) -> str | None:
+    """The rows there are, as the spec writes them: where the guard bounds the row by one of
+    the kernel's scalar parameters (`r < N`, an early `r >= N`), that argument's value in the
+    spec (the grid then covers the rows exactly); None otherwise."""
+    clause = found.guard.child_by_field_name("condition")
+    test = ts.bare(clause.child_by_field_name("value") or clause.named_children[0])
+    op = ts.text(test.child_by_field_name("operator")) if test.type == "binary_expression" \
+        else ""
+    if op != (">=" if found.early else "<"):
+        return None
+    bound = ts.bare(test.child_by_field_name("right"))
+    names = [ts.text(p.child_by_field_name("declarator")) for p in ts.parameters(subject.kernel)]
+    if bound.type != "identifier" or ts.text(bound) not in names or \
+            len(names) != len(subject.spec.args):
+        return None
+    arg = subject.spec.args[names.index(ts.text(bound))]
+    return f"({arg.value})" if arg.role.value == "scalar" and arg.value is not None else None
 
 
 def _block_size(subject: Subject, block: str) -> int | str:
@@ -378,7 +397,8 @@ def _edits(subject: Subject, row: Row, block: int) -> tuple[Edit, ...]:
     found = row.element
     indent = ts.indentation(data, found.decl.start_byte) or ""
     values = {TEAM: tpl.value(KNOB), WIDE: f"{{% if {KNOB} > {WARP} %}}", END: "{% endif %}"}
-    edits = [_index(data, found, indent, row.layout, values), _guard(data, found, values)]
+    edits = [_index(data, found, indent, row.layout, values),
+             _guard(data, found, row.layout, values)]
     for number, loop in enumerate(row.loops):
         edits += dealing.step_edits(data, loop.node, loop.inductions, ON, LANE,
                                     tpl.value(KNOB))
@@ -416,17 +436,23 @@ def _index(data: bytes, found: el.Element, indent: str, layout: str,
                 tpl.when(ON, tpl.filled(text, values), ts.text(decl)))
 
 
-def _guard(data: bytes, found: el.Element, values: dict[str, str]) -> Edit:
+def _guard(data: bytes, found: el.Element, layout: str, values: dict[str, str]) -> Edit:
     """Threads past the last row work on the last row and store nothing (so that they reach
-    every barrier); where there is no row at all, every thread returns."""
+    every barrier of their block); a block with no row of its own, or a grid with no row at
+    all, returns at once."""
     guard, name = found.guard, found.name
     clause = guard.child_by_field_name("condition")
-    test = ts.text(clause.child_by_field_name("value") or clause.named_children[0])
+    condition = clause.child_by_field_name("value") or clause.named_children[0]
     last = _clamp(found)
-    live = f"!({test})" if found.early else f"({test})"
+    first = f"blockIdx.x * (blockDim.x / {TEAM})" if layout == ROWS else \
+        f"blockIdx.x * {LOCAL}rows"  # the block's first row
+    ahead = ts.substituted(condition, {}, {name: f"({first})"})
+    live = f"!({ts.text(condition)})" if found.early else f"({ts.text(condition)})"
+    idle = f"({ahead})" if found.early else f"!({ahead})"
     text = (f"const bool {LIVE} = {live};  // a row for this thread's team\n"
             f"{ts.indentation(data, guard.start_byte) or ''}if (!{LIVE}) {{ if ((long long)"
-            f"({last}) < 0) return; {name} = {last}; }}  // past the last row: work on it")
+            f"({last}) < 0 || {idle}) return; {name} = {last}; }}  // past the last row: work "
+            "on it")
     if found.early:
         return Edit(guard.start_byte, guard.end_byte,
                     tpl.when(ON, tpl.filled(text, values), ts.text(guard)))

@@ -50,34 +50,44 @@ class Flusher:
         self.sink = int(self.buf.max())  # a reduction reads every line
 
 
-def time_call(call: Call, restore: Call, flush: Call | None, cfg: TimingConfig) -> TimingStats:
-    """Warm up, take a pilot, then as many samples as the budget allows (mode "clock")."""
-    deadline = time.perf_counter() + cfg.warmup_ms / 1e3
-    warm = 0
-    while warm < 3 or time.perf_counter() < deadline:
+def time_call(call: Call, restore: Call, flush: Call | None, cfg: TimingConfig,
+              clock_ns: Callable[[], int] = time.perf_counter_ns) -> TimingStats:
+    """Warm up, take a pilot, then as many samples as the budget allows (mode "clock"). A
+    long call warms itself up (two calls, the second outlasting the warm-up, end it), is its
+    own pilot, and takes fewer samples (`TimingConfig.long_ms`)."""
+    def clock() -> float:
+        return clock_ns() / 1e9
+
+    deadline = clock() + cfg.warmup_ms / 1e3
+    warm, long_call = 0, False
+    while (warm < 3 and not long_call) or clock() < deadline:
         restore()
+        start = clock()
         call()
         warm += 1
-    pilot, overhead_us = _samples(call, restore, flush, PILOT_REPS)
+        long_call = warm == 2 and clock() - start >= cfg.warmup_ms / 1e3
+    pilot, overhead_us = _samples(call, restore, flush, 1, clock_ns)
+    if pilot[0] < stats.LONG_PILOT_US:
+        pilot, overhead_us = _samples(call, restore, flush, PILOT_REPS, clock_ns)
     reps = stats.repetitions(float(np.median(pilot)), overhead_us, cfg.budget_ms, cfg.min_reps,
-                             cfg.max_reps)
-    samples, _ = _samples(call, restore, flush, reps)
+                             cfg.max_reps, cfg.long_ms, cfg.floor_reps)
+    samples, _ = _samples(call, restore, flush, reps, clock_ns)
     return stats.summarize(samples, mode="clock", keep_samples=cfg.keep_samples)
 
 
-def _samples(call: Call, restore: Call, flush: Call | None, reps: int
-             ) -> tuple[list[float], float]:
+def _samples(call: Call, restore: Call, flush: Call | None, reps: int,
+             clock_ns: Callable[[], int] = time.perf_counter_ns) -> tuple[list[float], float]:
     """`reps` single-call samples in microseconds, and the mean restore+flush time per sample."""
     samples: list[float] = []
     overhead_ns = 0
     for _ in range(reps):
-        t0 = time.perf_counter_ns()
+        t0 = clock_ns()
         restore()
         if flush is not None:
             flush()
-        t1 = time.perf_counter_ns()
+        t1 = clock_ns()
         call()
-        t2 = time.perf_counter_ns()
+        t2 = clock_ns()
         samples.append((t2 - t1) / 1e3)
         overhead_ns += t1 - t0
     return samples, overhead_ns / 1e3 / max(reps, 1)
