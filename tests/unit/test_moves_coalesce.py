@@ -230,6 +230,17 @@ def test_the_2d_swap_refuses_what_ties_threads_to_their_place(tmp_path: Path, ol
     assert why in refused("coalesce", sgemm(tmp_path, SGEMM.replace(old, new)))
 
 
+@pytest.mark.parametrize("line, why", [
+    ("cg::this_thread_block().sync();", "synchronizes"),
+    ("auto g = cg::this_thread_block(); g.sync();", "synchronizes"),
+    ("asm volatile(\"\" ::: \"memory\");", "inline assembly"),
+])
+def test_cooperative_groups_and_inline_assembly_are_refused(tmp_path: Path, line: str,
+                                                            why: str) -> None:
+    source = SGEMM.replace("        C[row", f"        {line}\n        C[row")
+    assert why in refused("coalesce", sgemm(tmp_path, source))
+
+
 def test_a_device_function_that_reads_the_indices_is_refused(tmp_path: Path) -> None:
     helper = ("__device__ int lane() { return threadIdx.x % 32; }\n" +
               SGEMM.replace("C[row * N + col] = sum;", "C[row * N + col] = sum * lane();"))
@@ -307,7 +318,8 @@ def test_a_product_guard_gives_the_extent_and_casts_stay(tmp_path: Path) -> None
     ("if (r < R && c < C)", "if (r < R && c < C && t < R * C - 1)",
      "bounds t by R * C - 1, not by R times"),
     ("if (r < R && c < C)", "if (r < C && c < C)", "bounds r by C, not by the divisor R"),
-    ("if (r < R && c < C)", "if (r < R && c <= C - 1)", "not a bound on a coordinate"),
+    ("if (r < R && c < C)", "if (r < R && c <= C - 1)", "c <= C - 1 is not an upper bound"),
+    ("bias[c];", "bias[c] + blockIdx.x;", "reads blockIdx.x (line 7) beyond its flat index"),
     ("int c = t / R;", "int c = t / C;", "divide t by different numbers"),
     ("bias[c];", "bias[c] + x[t];", "t is read beyond its split and its guard (line 7)"),
     ("    if (r", "    float v = x[r * C + c];\n    if (r", "v is read outside"),
@@ -320,6 +332,19 @@ def test_the_flat_swap_refuses_guards_and_uses_that_could_change_the_pairs(
         tmp_path: Path, old: str, new: str, why: str) -> None:
     assert old in FLAT
     assert why in refused("coalesce", flat(tmp_path, FLAT.replace(old, new)))
+
+
+EARLY = FLAT.replace("    if (r < R && c < C)\n        y",
+                     "    if (c >= C)\n        return;\n    if (R <= r) return;\n    y")
+
+
+def test_early_returns_one_after_another_guard_both_coordinates(tmp_path: Path) -> None:
+    spec = flat(tmp_path, EARLY)
+    swapped = rendered(spec, [applied("coalesce", spec)], PNCU_COALESCE=1)
+    assert "int r = t / C;\n    int c = t % C;\n    if (c >= C)\n        return;\n" in swapped
+    apart = EARLY.replace("    if (R <= r) return;\n",
+                          "    float z = 0.0f;\n    if (R <= r) return;\n")
+    assert "does not bound both r and c" in refused("coalesce", flat(tmp_path, apart))
 
 
 def test_a_local_extent_declared_once_from_scalars_is_fixed(tmp_path: Path) -> None:
@@ -433,7 +458,7 @@ def test_the_swapped_matrix_times_vectors_computes_what_the_source_does(tmp_path
 
 
 @needs_cxx
-@pytest.mark.parametrize("source", [FLAT, PRODUCT], ids=["both", "product"])
+@pytest.mark.parametrize("source", [FLAT, PRODUCT, EARLY], ids=["both", "product", "early"])
 def test_the_resplit_flat_index_computes_what_the_source_does(tmp_path: Path,
                                                               source: str) -> None:
     spec = flat(tmp_path, source)

@@ -45,6 +45,7 @@ from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import Applied, Edit, Knob, Move, Node, Refused, Subject
 from pragma_ncu.infra.errors import PragmaError
+from pragma_ncu.syntax import element as el
 
 NAME = "coalesce"
 KNOB = "PNCU_COALESCE"
@@ -53,6 +54,9 @@ WARP = 32
 GRID_YZ_MOST = 65535  # the most blocks a grid's second (or third) dimension may have
 X, Y = "threadIdx.x", "threadIdx.y"
 APART = ("scaled", "other")  # how an address moves when adjacent lanes lie apart
+# cooperative groups' calls that synchronize or exchange between threads, or ask which they are
+COOPERATIVE = ("sync", "this_grid", "shfl", "shfl_down", "shfl_up", "shfl_xor", "ballot", "any",
+               "all", "thread_rank", "meta_group_rank")
 _SIMPLE = re.compile(r"\w+(\([^()]*\))?")  # a launch expression written without parentheses
 
 
@@ -96,16 +100,25 @@ def _unfit(subject: Subject) -> str:
             if ts.is_shared(n):
                 return (f"the kernel has shared memory (line {ts.first_line(n)}): its threads "
                         "share data by their place in the block, which the swap changes")
-            if n.type == "call_expression" and ts.text(
-                    n.child_by_field_name("function")).startswith(ts.SYNCING):
+            if n.type == "call_expression" and _syncing(n):
                 return (f"the kernel synchronizes or exchanges between threads (line "
                         f"{ts.first_line(n)}): barriers, shuffles and votes depend on which "
                         "threads share a block or a warp, which the swap changes")
+            if "asm" in n.type:
+                return (f"the kernel has inline assembly (line {ts.first_line(n)}): it may read "
+                        "the lane or the warp a thread is, which the swap changes")
         whole = ts.builtins_whole(ts.body(fn))
         if whole:
             return (f"the kernel reads {ts.text(whole[0])} whole (line "
                     f"{ts.first_line(whole[0])}): the swap reads and swaps its fields only")
     return ""
+
+
+def _syncing(call: Node) -> bool:
+    """A call that synchronizes or exchanges between threads: CUDA's own (`__syncthreads`,
+    `__shfl_*`, ...) or a cooperative group's (`cg::this_thread_block()`, `block.sync()`)."""
+    name = re.split(r"::|\.|->", ts.compact(call.child_by_field_name("function")))[-1]
+    return name.startswith(ts.SYNCING) or name in COOPERATIVE
 
 
 def _blocks(subject: Subject) -> list[tuple[int, int, int]] | str:
@@ -117,7 +130,8 @@ def _blocks(subject: Subject) -> list[tuple[int, int, int]] | str:
 
 
 def _reads_y(subject: Subject) -> bool:
-    return any(ts.compact(r).endswith(".y") for fn in subject.reached()
+    """The kernel reads threadIdx.y (it was written for a 2-D block)."""
+    return any(ts.compact(r) == Y for fn in subject.reached()
                for r in ts.builtin_reads(ts.body(fn)))
 
 
@@ -292,11 +306,10 @@ def _wrapped(text: str) -> str:
 # --- a flat index split the wrong way round ----------------------------------------------------
 
 @dataclass(frozen=True)
-class Guard:
-    """The guard of a split index: the extent it gives the quotient, as C text."""
+class Extent:
+    """The extent of a split index's quotient, as C text (the guard bounds it by that)."""
 
-    node: Node
-    extent: str
+    text: str
 
 
 def _flat(subject: Subject) -> Applied | Refused:
@@ -306,6 +319,12 @@ def _flat(subject: Subject) -> Applied | Refused:
     if isinstance(split, str):
         return Refused(NAME, f"the launch is one-dimensional and {split}: no coordinates to "
                              "swap")
+    reads = [r for fn in subject.reached() for r in ts.builtin_reads(ts.body(fn))
+             if not ts.inside(r, split.decl)]
+    if reads:
+        return Refused(NAME, f"the kernel reads {ts.text(reads[0])} (line "
+                             f"{ts.first_line(reads[0])}) beyond its flat index: what a thread "
+                             "computes would depend on which pair it is given")
     stray = [n for n in ts.walk(body) if n.type == "identifier" and ts.text(n) == split.index
              and not ts.inside(n, split.decl) and not ts.inside(n, split.modulo)
              and not ts.inside(n, split.division)]
@@ -317,7 +336,7 @@ def _flat(subject: Subject) -> Applied | Refused:
     why = _verdict(accesses, split.remainder, split.quotient)
     if why:
         return Refused(NAME, why)
-    extent = _wrapped(guard.extent)
+    extent = _wrapped(guard.text)
     edits = (Edit(split.modulo.start_byte, split.modulo.end_byte, tpl.when(
                  KNOB, tpl.literal(f"{_left(split.modulo)} / {extent}"), ts.text(split.modulo))),
              Edit(split.division.start_byte, split.division.end_byte, tpl.when(
@@ -334,40 +353,33 @@ def _left(division: Node) -> str:
     return ts.text(division.child_by_field_name("left"))
 
 
-def _split_guard(subject: Subject, split: ts.Split, stray: list[Node]) -> Guard | str:
-    """The `if` that bounds both coordinates of the split, with the quotient's extent, or why
-    the swap could compute other pairs than the source: the index read beyond its split and
-    its guard, the coordinates read outside what the guard covers, a guard that bounds one
-    coordinate only."""
+def _split_guard(subject: Subject, split: ts.Split, stray: list[Node]) -> Extent | str:
+    """The quotient's extent, read from the guard that bounds both coordinates of the split,
+    or why the swap could compute other pairs than the source: the index read beyond its
+    split and its guard, the coordinates read outside what the guard covers, a guard that
+    bounds one coordinate only."""
     body = ts.body(subject.kernel)
-    names = {split.index, split.remainder, split.quotient}
-    guard = next((s for s in ts.statements(body) if s.type == "if_statement" and
-                  ts.mentions(s.child_by_field_name("condition"), names)), None)
-    if guard is None or guard.child_by_field_name("alternative") is not None:
+    guard = el.guard_of(body, {split.index, split.remainder, split.quotient})
+    if guard is None:
         return (f"no `if` (without else) bounds {split.remainder} and {split.quotient}: the "
                 "swap computes the same pairs only where both are bounded")
-    clause = guard.child_by_field_name("condition")
-    condition = clause.child_by_field_name("value") or clause.named_children[0]
-    outside = [n for n in stray if not ts.inside(n, condition)]
+    conditions = guard.conditions()
+    outside = [n for n in stray if not any(ts.inside(n, c) for c in conditions)]
     if outside:
         return (f"{split.index} is read beyond its split and its guard (line "
                 f"{ts.first_line(outside[0])}): the swap changes only the coordinates")
-    early = _returns(guard.child_by_field_name("consequence"))
-    covered = (guard.end_byte, body.end_byte) if early else \
-        (guard.child_by_field_name("consequence").start_byte, guard.end_byte)
     coordinates = ts.computed_from(body, {split.remainder, split.quotient})
     computed = _computations(body, coordinates)
     for n in ts.walk(body):
         if n.type == "identifier" and ts.text(n) in coordinates and not (
-                covered[0] <= n.start_byte < covered[1] or ts.inside(n, condition) or
-                any(ts.inside(n, d) for d in computed)):
+                guard.covers(n, body) or any(ts.inside(n, x) for x in (*conditions, *computed))):
             return (f"{ts.text(n)} is read outside what the guard at line "
-                    f"{ts.first_line(guard)} covers (line {ts.first_line(n)}): the swap "
+                    f"{ts.first_line(guard.ifs[0])} covers (line {ts.first_line(n)}): the swap "
                     "computes the same pairs only under a guard on both")
-    bounds = _bounds(condition, early)
+    bounds = guard.bounds()
     if isinstance(bounds, str):
-        return bounds
-    return _extent(split, bounds, guard, body)
+        return f"{bounds}: the swap cannot tell that it bounds both coordinates"
+    return _extent(split, bounds, guard.ifs[0], body)
 
 
 def _computations(body: Node, names: set[str]) -> list[Node]:
@@ -381,41 +393,7 @@ def _computations(body: Node, names: set[str]) -> list[Node]:
                 ts.text(m.child_by_field_name("operator")) == "*" for m in ts.walk(n))]
 
 
-def _returns(node: Node | None) -> bool:
-    if node is None:
-        return False
-    if node.type == "return_statement":
-        return True
-    return node.type == "compound_statement" and \
-        [c.type for c in ts.statements(node)] == ["return_statement"]
-
-
-def _bounds(condition: Node, early: bool) -> dict[str, Node] | str:
-    """name -> its upper bound, from a guard's comparisons joined by `&&` (`a < D`, `D > a`),
-    or by `||` for an early return (`a >= D`, `D <= a`)."""
-    join, below = ("||", (">=", "<=")) if early else ("&&", ("<", ">"))
-    out: dict[str, Node] = {}
-    pending = [condition]
-    while pending:
-        n = ts.bare(pending.pop())
-        op = ts.text(n.child_by_field_name("operator")) if n.type == "binary_expression" else ""
-        if op == join:
-            pending += [n.child_by_field_name("left"), n.child_by_field_name("right")]
-            continue
-        left, right = (n.child_by_field_name(s) for s in ("left", "right")) \
-            if op in below else (None, None)
-        if left is None or right is None:
-            return (f"the guard's test {ts.text(n)} is not a bound on a coordinate (comparisons "
-                    f"joined by {join}): the swap cannot tell that it covers both")
-        name, bound = (ts.bare(left), right) if op == below[0] else (ts.bare(right), left)
-        if name.type != "identifier":
-            return (f"the guard's test {ts.text(n)} does not bound a coordinate by a name: the "
-                    "swap cannot tell that it covers both")
-        out[ts.text(name)] = bound
-    return out
-
-
-def _extent(split: ts.Split, bounds: dict[str, Node], guard: Node, body: Node) -> Guard | str:
+def _extent(split: ts.Split, bounds: dict[str, Node], guard: Node, body: Node) -> Extent | str:
     """The quotient's extent E: from `index < D * E` (which then decides alone which pairs
     are computed), else from `remainder < D && quotient < E`."""
     divisor = ts.compact(ts.bare(split.divisor))
@@ -443,7 +421,7 @@ def _extent(split: ts.Split, bounds: dict[str, Node], guard: Node, body: Node) -
                 f"{split.remainder} and {split.quotient} (nor {split.index} by their product): "
                 "after the swap it would let other pairs through")
     why = _varies(extent, split, body) or _varies(split.divisor, split, body)
-    return why or Guard(guard, ts.text(extent))
+    return why or Extent(ts.text(extent))
 
 
 def _varies(node: Node, split: ts.Split, body: Node) -> str:
