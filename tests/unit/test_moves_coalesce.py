@@ -255,6 +255,17 @@ def test_a_coalesced_2d_kernel_is_refused_as_already_unit_stride_in_x(tmp_path: 
                           "adjacent threads touch adjacent addresses there")
 
 
+def test_an_access_contiguous_both_ways_does_not_stop_the_swap(tmp_path: Path) -> None:
+    hankel = COALESCED.replace("int col = blockIdx.x * blockDim.x + threadIdx.x;\n    int row = "
+                               "blockIdx.y * blockDim.y + threadIdx.y;",
+                               "int row = blockIdx.x * blockDim.x + threadIdx.x;\n    int col = "
+                               "blockIdx.y * blockDim.y + threadIdx.y;").replace(
+        "x[row * W + col]", "x[row + col]")
+    spec = spec_of(tmp_path, hankel, args=IMAGE_ARGS, shapes=IMAGE_SHAPES,
+                   grid=("ceil_div(H, 16)", "ceil_div(W, 16)"), block=("16", "16"))
+    assert "y[row * W + col] contiguous across a warp" in applied("coalesce", spec).sites[0]
+
+
 def test_a_swap_that_only_trades_one_strided_operand_for_another_is_refused(
         tmp_path: Path) -> None:
     spec = spec_of(tmp_path, TRADE, args=TRADE_ARGS, shapes=TRADE_SHAPES,

@@ -30,7 +30,7 @@ moves by a multiple (or some other way) with the coordinate that varies across t
 swap is proposed when it leaves at most half of the weight whose lanes lie apart as written
 (the accesses unit-stride in the other coordinate become contiguous, those that followed the
 warp's coordinate become broadcasts), and never when an access is already unit-stride in the
-warp's coordinate while moving with the other (the swap would spread it: a transposed pair is
+warp's coordinate and strided by the other (the swap would spread it: a transposed pair is
 staged through shared memory, not swapped). PNCU_COALESCE = 0 is the source and the launch as
 written.
 """
@@ -145,7 +145,7 @@ def _weighed(body: Node, params: set[str], fast: str, slow: str) -> list[Weighed
 def _verdict(accesses: Sequence[Weighed], fast: str, slow: str) -> str:
     """Why swapping which coordinate varies across the warp would not bring the lanes of the
     kernel's accesses together ('' when it would)."""
-    spread = [a for a in accesses if a.now == "unit" and a.swapped is not None]
+    spread = [a for a in accesses if a.now == "unit" and a.swapped in APART]
     if spread:
         return (f"{spread[0].words()} is already unit-stride in {fast}: adjacent threads touch "
                 f"adjacent addresses there, and the swap would spread them {slow}'s stride "
@@ -165,9 +165,12 @@ def _verdict(accesses: Sequence[Weighed], fast: str, slow: str) -> str:
 
 
 def _together(accesses: Sequence[Weighed]) -> str:
-    """The accesses the swap makes contiguous across a warp, in words."""
+    """What the swap does to the accesses, in words: those it makes contiguous across a warp
+    (the others whose lanes lay apart become one address a warp)."""
     names = [ts.text(a.node) for a in accesses if a.swapped == "unit" and a.now != "unit"]
-    return ", ".join(dict.fromkeys(names))
+    if not names:
+        return "the strided accesses shared by a warp's lanes instead"
+    return f"{', '.join(dict.fromkeys(names))} contiguous across a warp"
 
 
 # --- a 2-D launch: x and y swapped -------------------------------------------------------------
@@ -207,7 +210,7 @@ def _two_dimensional(subject: Subject, blocks: list[tuple[int, int, int]]) -> Ap
     lines = sorted({ts.first_line(d) for d in declarations})
     site = (f"x and y swapped in the index computations at line"
             f"{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}: "
-            f"{_together(accesses)} contiguous across a warp; grid "
+            f"{_together(accesses)}; grid "
             f"({', '.join(_two(launch.grid))}) and block ({', '.join(_two(launch.block))}) "
             "swapped with them")
     return Applied(NAME, (Knob(KNOB, (0, 1), 0),), _swap_edits(declarations, swapped), (site,),
@@ -344,8 +347,8 @@ def _flat(subject: Subject) -> Applied | Refused:
                  ts.text(split.division))))
     site = (f"{split.remainder} = {ts.text(split.modulo)}, {split.quotient} = "
             f"{ts.text(split.division)} -> {split.remainder} = {split.index} / {extent}, "
-            f"{split.quotient} = {split.index} % {extent}: {_together(accesses)} contiguous "
-            "across a warp; the launch as written")
+            f"{split.quotient} = {split.index} % {extent}: {_together(accesses)}; the launch "
+            "as written")
     return Applied(NAME, (Knob(KNOB, (0, 1), 0),), edits, (site,))
 
 
