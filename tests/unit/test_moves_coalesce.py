@@ -19,6 +19,7 @@ from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant
 from pragma_ncu.knowledge.schema import BOTTLENECKS
 from pragma_ncu.spec import expr
+from pragma_ncu.spec.file import load_spec
 from pragma_ncu.spec.model import TaskSpec
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, refused, rendered, spec_of, subject, variant
@@ -498,3 +499,24 @@ def test_a_guard_on_one_coordinate_is_refused_for_a_reason(tmp_path: Path) -> No
         outs.append(y)
     assert np.array_equal(outs[0][:R * C], outs[1][:R * C])  # every pair the same...
     assert np.isnan(outs[0][R * C:]).all() and not np.isnan(outs[1][R * C:]).any()  # ...and more
+
+
+EXTRA = sorted((Path(__file__).resolve().parents[2] / "examples" / "moves" / "structural" /
+                "extra").glob("*.toml"))
+
+
+@needs_cxx
+@pytest.mark.parametrize("path", EXTRA, ids=lambda p: p.stem)
+def test_the_extra_calibration_kernels_are_swapped_and_compute_the_same(tmp_path: Path,
+                                                                       path: Path) -> None:
+    """Every kernel of examples/moves/structural/extra (two of them held aside while the move
+    was written) takes the swap, which computes what it does at its odd shape and at a tall
+    and a wide one (sizes no block or warp divides), at both knob values."""
+    spec = load_spec(path)
+    odd = spec.shape_named("odd").as_dict()
+    big, small = max(odd.values()), min(odd.values())
+    _same(spec, odd, tmp_path)
+    for tall in (True, False):
+        dims = {k: (big * 2 + 1 if (v == max(odd.values())) == tall else small // 4 + 1)
+                for k, v in odd.items()}
+        _same(spec, dims, tmp_path)
