@@ -24,6 +24,19 @@ from pragma_ncu.spec.model import TaskSpec
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, refused, rendered, spec_of, subject, variant
 
+
+def args(arrays: str, scalars: str) -> list[dict[str, Any]]:
+    """A spec's arguments: fp32 arrays written `name:DIM,DIM[:role]` (inputs unless a role is
+    given), then int32 scalars named as the dimensions they pass."""
+    out: list[dict[str, Any]] = []
+    for array in arrays.split():
+        name, shape, *role = array.split(":")
+        out.append({"name": name, "dtype": "fp32", "shape": shape.split(","),
+                    "role": role[0] if role else "input"})
+    return out + [{"name": n, "dtype": "int32", "role": "scalar", "value": n}
+                  for n in scalars.split()]
+
+
 SGEMM = """extern "C" __global__ void k(float* C, const float* A, const float* B, int M, int N,
                                    int K)
 {
@@ -37,12 +50,7 @@ SGEMM = """extern "C" __global__ void k(float* C, const float* A, const float* B
     }
 }
 """
-MATMUL_ARGS = [{"name": "C", "dtype": "fp32", "shape": ["M", "N"], "role": "output"},
-               {"name": "A", "dtype": "fp32", "shape": ["M", "K"], "role": "input"},
-               {"name": "B", "dtype": "fp32", "shape": ["K", "N"], "role": "input"},
-               {"name": "M", "dtype": "int32", "role": "scalar", "value": "M"},
-               {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"},
-               {"name": "K", "dtype": "int32", "role": "scalar", "value": "K"}]
+MATMUL_ARGS = args("C:M,N:output A:M,K B:K,N", "M N K")
 MATMUL_SHAPES = [{"name": "main", "M": 1024, "N": 1536, "K": 1024},
                  {"name": "odd", "M": 37, "N": 45, "K": 29}]
 GRID16 = ("ceil_div(M, 16)", "ceil_div(N, 16)")
@@ -64,36 +72,12 @@ FEW = """extern "C" __global__ void k(float* Y, const float* A, const float* X, 
     Y[(size_t)i * B + b] = acc;
 }
 """
-FEW_ARGS = [{"name": "Y", "dtype": "fp32", "shape": ["M", "B"], "role": "output"},
-            {"name": "A", "dtype": "fp32", "shape": ["M", "K"], "role": "input"},
-            {"name": "X", "dtype": "fp32", "shape": ["K", "B"], "role": "input"},
-            {"name": "M", "dtype": "int32", "role": "scalar", "value": "M"},
-            {"name": "B", "dtype": "int32", "role": "scalar", "value": "B"},
-            {"name": "K", "dtype": "int32", "role": "scalar", "value": "K"}]
+FEW_ARGS = args("Y:M,B:output A:M,K X:K,B", "M B K")
 FEW_SHAPES = [{"name": "main", "M": 8192, "B": 64, "K": 4096},
               {"name": "odd", "M": 45, "B": 7, "K": 33}]
-# out [Bt, N] = x [Bt, K] W [N, K]^T with the batch on x: swapped, W's lanes would lie apart
-# as x's do as written (a trade, not a fix).
-TRADE = """extern "C" __global__ void k(float* out, const float* W, const float* x, int Bt, int N,
-                                   int K)
-{
-    int b = blockIdx.x * blockDim.x + threadIdx.x;
-    int n = blockIdx.y * blockDim.y + threadIdx.y;
-    if (b < Bt && n < N) {
-        float s = 0.0f;
-        for (int e = 0; e < K; ++e) s += W[n * K + e] * x[b * K + e];
-        out[b * N + n] = s;
-    }
-}
-"""
-TRADE_ARGS = [{"name": "out", "dtype": "fp32", "shape": ["Bt", "N"], "role": "output"},
-              {"name": "W", "dtype": "fp32", "shape": ["N", "K"], "role": "input"},
-              {"name": "x", "dtype": "fp32", "shape": ["Bt", "K"], "role": "input"},
-              {"name": "Bt", "dtype": "int32", "role": "scalar", "value": "Bt"},
-              {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"},
-              {"name": "K", "dtype": "int32", "role": "scalar", "value": "K"}]
-TRADE_SHAPES = [{"name": "main", "Bt": 512, "N": 4096, "K": 1024},
-                {"name": "odd", "Bt": 7, "N": 45, "K": 33}]
+# C [M, N] = A [M, K] B [N, K]^T: swapped, B's lanes would lie apart as A's do as written (a
+# trade, not a fix).
+TRADE = SGEMM.replace("B[e * N + col]", "B[col * K + e]")
 COALESCED = """extern "C" __global__ void k(float* y, const float* x, int H, int W)
 {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -102,10 +86,7 @@ COALESCED = """extern "C" __global__ void k(float* y, const float* x, int H, int
         y[row * W + col] = 2.0f * x[row * W + col];
 }
 """
-IMAGE_ARGS = [{"name": "y", "dtype": "fp32", "shape": ["H", "W"], "role": "output"},
-              {"name": "x", "dtype": "fp32", "shape": ["H", "W"], "role": "input"},
-              {"name": "H", "dtype": "int32", "role": "scalar", "value": "H"},
-              {"name": "W", "dtype": "int32", "role": "scalar", "value": "W"}]
+IMAGE_ARGS = args("y:H,W:output x:H,W", "H W")
 IMAGE_SHAPES = [{"name": "main", "H": 4096, "W": 4096}, {"name": "odd", "H": 37, "W": 45}]
 # Flat indices split column-major over a row-major [R, C]: a guard on both coordinates, and a
 # 64-bit index bounded by the product with an early return and casts.
@@ -128,11 +109,7 @@ PRODUCT = """extern "C" __global__ void k(float* y, const float* x, const float*
     y[(size_t)r * C + c] = xr[c] * 2.0f + bias[c];
 }
 """
-FLAT_ARGS = [{"name": "y", "dtype": "fp32", "shape": ["R", "C"], "role": "output"},
-             {"name": "x", "dtype": "fp32", "shape": ["R", "C"], "role": "input"},
-             {"name": "bias", "dtype": "fp32", "shape": ["C"], "role": "input"},
-             {"name": "R", "dtype": "int32", "role": "scalar", "value": "R"},
-             {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+FLAT_ARGS = args("y:R,C:output x:R,C bias:C", "R C")
 FLAT_SHAPES = [{"name": "main", "R": 8192, "C": 8192}, {"name": "odd", "R": 37, "C": 45}]
 FLAT_GRID = ("ceil_div(R * C, 256)",)
 
@@ -269,10 +246,8 @@ def test_an_access_contiguous_both_ways_does_not_stop_the_swap(tmp_path: Path) -
 
 def test_a_swap_that_only_trades_one_strided_operand_for_another_is_refused(
         tmp_path: Path) -> None:
-    spec = spec_of(tmp_path, TRADE, args=TRADE_ARGS, shapes=TRADE_SHAPES,
-                   grid=("ceil_div(Bt, 16)", "ceil_div(N, 16)"), block=("16", "16"))
-    why = refused("coalesce", spec)
-    assert why.startswith("the swap would leave the lanes of W[n * K + e] (line 8) apart")
+    why = refused("coalesce", sgemm(tmp_path, TRADE))
+    assert why.startswith("the swap would leave the lanes of B[col * K + e] (line 9) apart")
     assert "(weight 17, an access in a loop counting 16 times a level)" in why
 
 
