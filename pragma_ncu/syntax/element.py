@@ -63,14 +63,15 @@ def element(kernel: Node) -> Element | str:
                 later[0].child_by_field_name("alternative") is not None:
             return f"{name} is not checked by an `if` (without else) before use"
         guard = later[0]
-        early = _returns(guard.child_by_field_name("consequence"))
+        early = only_returns(guard.child_by_field_name("consequence"))
         if not early and len(later) > 1:
             return f"{name} is used after its guarded block"
         return Element(decl, name, guard, early)
     return "no `i = blockIdx.x * blockDim.x + threadIdx.x` element index at the top of the kernel"
 
 
-def _returns(node: Node | None) -> bool:
+def only_returns(node: Node | None) -> bool:
+    """`node` is a `return;` (alone, or alone in braces): an `if` that returns early."""
     if node is None:
         return False
     if node.type == "return_statement":
@@ -134,10 +135,10 @@ def guard_of(fn_body: Node, names: set[str]) -> Guard | None:
     if first is None or stmts[first].child_by_field_name("alternative") is not None:
         return None
     ifs = [stmts[first]]
-    early = _returns(ifs[0].child_by_field_name("consequence"))
+    early = only_returns(ifs[0].child_by_field_name("consequence"))
     for after in stmts[first + 1:] if early else ():
         if after.type != "if_statement" or after.child_by_field_name("alternative") is not None \
-                or not _returns(after.child_by_field_name("consequence")) or \
+                or not only_returns(after.child_by_field_name("consequence")) or \
                 not mentions(after.child_by_field_name("condition"), names):
             break
         ifs.append(after)
