@@ -6,9 +6,11 @@ reader of source.
 - `facts`: what a file declares (functions and their parameters, template parameters,
   `#ifndef` knobs, macros, typedefs, structs), as `init` reads it;
 - `functions`: functions as nodes (names, bodies, parameters, the functions they call);
-- `memory`: accesses through pointer parameters, `__shared__` arrays, lane-varying names;
+- `memory`: accesses through pointer parameters, `__shared__` arrays, lane-varying names,
+  how an address moves as names step (strides through the values names are declared with);
 - `roles`: each pointer parameter's role, by its first access in evaluation order (`init`);
-- `index`: the global thread index and the grid-stride step;
+- `index`: the global thread index, the grid-stride step, the reads of the built-in indices
+  in every dimension, and a flat index split into two coordinates by `%` and `/`;
 - `element`: the one-thread-per-element shape (index, guard, work);
 - `loops`: how a loop steps its variables and what bounds it;
 - `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine;
@@ -33,15 +35,28 @@ from pragma_ncu.syntax.functions import (
     pointer_params,
     reached,
 )
-from pragma_ncu.syntax.index import block_offsets, grid_strided, index_name, is_global_index
+from pragma_ncu.syntax.index import (
+    BUILTINS,
+    Split,
+    block_offsets,
+    builtin_reads,
+    builtins_whole,
+    grid_strided,
+    index_name,
+    is_global_index,
+    split_index,
+)
 from pragma_ncu.syntax.memory import (
     TYPE_BYTES,
     Access,
     SharedArray,
     accesses,
     address,
+    address_strides,
     bare,
+    computed_from,
     derived_pointers,
+    fixed_values,
     is_shared,
     lane_dependent,
     lane_varying,
@@ -80,13 +95,14 @@ from pragma_ncu.syntax.tree import (
 )
 
 __all__ = [
-    "FUNCTION_SCOPES", "LOOPS", "SYNCING", "TYPE_BYTES", "Access", "Node", "PointerParam",
-    "SharedArray", "accesses", "address", "bare", "assigned", "block_offsets", "body",
-    "call_names", "callees", "compact", "declarator_of", "declarators", "derived_pointers",
-    "enclosing", "first_line", "function_name", "function_named", "functions", "grid_strided",
-    "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
-    "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked", "mentions",
-    "node_text", "parameters", "pointer_params", "pragma_before", "reached", "shared_arrays",
-    "stride", "walks_contiguous", "statements", "strip_comments", "substituted", "syntax_tree",
-    "text", "uses_builtin", "walk",
+    "BUILTINS", "FUNCTION_SCOPES", "LOOPS", "SYNCING", "TYPE_BYTES", "Access", "Node",
+    "PointerParam", "SharedArray", "Split", "accesses", "address", "address_strides", "bare",
+    "assigned", "block_offsets", "body", "builtin_reads", "builtins_whole", "call_names",
+    "callees", "compact", "computed_from", "declarator_of", "declarators", "derived_pointers",
+    "enclosing", "first_line", "fixed_values", "function_name", "function_named", "functions",
+    "grid_strided", "identifiers", "indentation", "index_name", "inside", "is_global_index",
+    "is_shared", "lane_dependent", "lane_varying", "language_of", "last_line", "line_of",
+    "masked", "mentions", "node_text", "parameters", "pointer_params", "pragma_before",
+    "reached", "shared_arrays", "split_index", "stride", "walks_contiguous", "statements",
+    "strip_comments", "substituted", "syntax_tree", "text", "uses_builtin", "walk",
 ]

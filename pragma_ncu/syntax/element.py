@@ -4,6 +4,9 @@ the row readers read it):
     T i = blockIdx.x * blockDim.x + threadIdx.x;   (casts and operand order free)
     ... statements that do not use i ...
     if (i >= n) return;  ... the element's work ...      or      if (i < n) { ... }
+
+and the guard of any coordinates (`guard_of`: the `if`s that keep threads off what is out of
+range, and the upper bound each puts on a name).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass
 
 from pragma_ncu.syntax.functions import body
 from pragma_ncu.syntax.index import index_name
-from pragma_ncu.syntax.tree import Node, mentions, statements, text
+from pragma_ncu.syntax.memory import bare
+from pragma_ncu.syntax.tree import Node, inside, mentions, statements, text
 
 FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
 
@@ -74,3 +78,73 @@ def only_returns(node: Node | None) -> bool:
         return True
     return node.type == "compound_statement" and [c.type for c in statements(node)] == \
         ["return_statement"]
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The `if`s at the top of a kernel that keep its threads off what is out of range: the
+    first one that tests some names, and where it returns early (`if (r >= R) return;`) the
+    early returns right after it; else the one `if` whose block holds the work."""
+
+    ifs: tuple[Node, ...]
+    early: bool
+
+    def conditions(self) -> list[Node]:
+        return [_condition(g) for g in self.ifs]
+
+    def covers(self, node: Node, fn_body: Node) -> bool:
+        """`node` runs only where the guard lets a thread through."""
+        last = self.ifs[-1]
+        if self.early:
+            return last.end_byte <= node.start_byte and node.end_byte <= fn_body.end_byte
+        return inside(node, last.child_by_field_name("consequence"))
+
+    def bounds(self) -> dict[str, Node] | str:
+        """name -> the upper bound the guard puts on it (`a < D` or `D > a` joined by `&&`;
+        `a >= D` or `D <= a` joined by `||` where it returns early), or why a test of the
+        guard is no such bound (or a name has two)."""
+        join, below = ("||", (">=", "<=")) if self.early else ("&&", ("<", ">"))
+        out: dict[str, Node] = {}
+        pending = self.conditions()
+        while pending:
+            n = bare(pending.pop())
+            op = text(n.child_by_field_name("operator")) if n.type == "binary_expression" \
+                else ""
+            if op == join:
+                pending += [n.child_by_field_name("left"), n.child_by_field_name("right")]
+                continue
+            sides = [n.child_by_field_name(s) for s in ("left", "right")] if op in below \
+                else []
+            name, bound = (bare(sides[0]), sides[1]) if op == below[0] else \
+                (bare(sides[1]), sides[0]) if sides else (None, None)
+            if name is None or bound is None or name.type != "identifier":
+                return (f"the guard's test {text(n)} is not an upper bound on a name "
+                        f"(comparisons joined by {join})")
+            if text(name) in out:
+                return f"the guard bounds {text(name)} twice"
+            out[text(name)] = bound
+        return out
+
+
+def guard_of(fn_body: Node, names: set[str]) -> Guard | None:
+    """The guard of `names`: the first `if` (without else) of the body's top level that tests
+    one of them, with the early returns that follow it at once."""
+    stmts = statements(fn_body)
+    first = next((k for k, s in enumerate(stmts) if s.type == "if_statement" and
+                  mentions(s.child_by_field_name("condition"), names)), None)
+    if first is None or stmts[first].child_by_field_name("alternative") is not None:
+        return None
+    ifs = [stmts[first]]
+    early = only_returns(ifs[0].child_by_field_name("consequence"))
+    for after in stmts[first + 1:] if early else ():
+        if after.type != "if_statement" or after.child_by_field_name("alternative") is not None \
+                or not only_returns(after.child_by_field_name("consequence")) or \
+                not mentions(after.child_by_field_name("condition"), names):
+            break
+        ifs.append(after)
+    return Guard(tuple(ifs), early)
+
+
+def _condition(guard: Node) -> Node:
+    clause = guard.child_by_field_name("condition")
+    return clause.child_by_field_name("value") or clause.named_children[0]

@@ -1,6 +1,8 @@
 """The global thread index, read in one place: `blockIdx.x * blockDim.x + threadIdx.x` in any
 operand order, with casts (`(long long)blockIdx.x * blockDim.x`, `static_cast<size_t>(...)`)
-and parentheses, and the grid-stride step `i += gridDim.x * blockDim.x`.
+and parentheses, and the grid-stride step `i += gridDim.x * blockDim.x`; the reads of the
+built-in indices in every dimension (`builtin_reads`); and a flat index split into two
+coordinates by one divisor (`split_index`: `r = i % D; c = i / D;`).
 
 Code is compared in its *normal form*: spaces, casts to integer types and parentheses taken
 out. That form is only ever searched for these products, never evaluated.
@@ -9,8 +11,11 @@ out. That form is only ever searched for these products, never evaluated.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from pragma_ncu.syntax.tree import Node, assigned, text, walk
+from pragma_ncu.syntax.functions import body
+from pragma_ncu.syntax.memory import bare
+from pragma_ncu.syntax.tree import Node, assigned, compact, declarators, statements, text, walk
 
 _INTEGER = (r"(?:const)?(?:unsigned|signed)?(?:longlong|long|int|size_t|int64_t|uint64_t|"
             r"int32_t|uint32_t|unsigned|ptrdiff_t|std::size_t|std::int64_t)")
@@ -108,3 +113,84 @@ def _single_value(fn_body: Node, name: str) -> Node | None:
               and text(n.child_by_field_name("declarator")) == name]
     changed = any((t := assigned(n)) is not None and text(t) == name for n in walk(fn_body))
     return values[0] if len(values) == 1 and not changed else None
+
+
+# --- the built-in indices in every dimension ---------------------------------------------------
+
+BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+def builtin_reads(node: Node) -> list[Node]:
+    """The reads of a built-in index below `node` (`threadIdx.x`, `gridDim.y`, ...), in
+    source order: field expressions whose argument is one of BUILTINS."""
+    return [n for n in walk(node) if n.type == "field_expression" and
+            text(n.child_by_field_name("argument")) in BUILTINS]
+
+
+def builtins_whole(node: Node) -> list[Node]:
+    """The built-in indices below `node` read whole, not through one of their fields
+    (`dim3 t = threadIdx;`, `&blockIdx`)."""
+    return [n for n in walk(node) if n.type == "identifier" and text(n) in BUILTINS and not (
+        n.parent is not None and n.parent.type == "field_expression" and
+        n.parent.child_by_field_name("argument") == n)]
+
+
+# --- a flat index split into two coordinates -------------------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    """A flat global index split into two coordinates by one divisor, in declarations at the
+    top of the kernel (casts and either order free):
+
+        T i = blockIdx.x * blockDim.x + threadIdx.x;
+        T a = i % D;      the remainder: adjacent threads hold adjacent values of it
+        T b = i / D;      the quotient: D adjacent threads share one value of it
+    """
+
+    index: str
+    decl: Node  # the index's declaration
+    remainder: str
+    quotient: str
+    modulo: Node  # `i % D`
+    division: Node  # `i / D`
+    divisor: Node  # D, as the remainder's declaration writes it
+
+
+def split_index(kernel: Node) -> Split | str:
+    """The kernel's flat index split by `%` and `/`, or why it has none."""
+    stmts = statements(body(kernel))
+    found = [(s, name) for s in stmts if (name := index_name(s)) is not None]
+    if len(found) != 1:
+        return ("no flat index `i = blockIdx.x * blockDim.x + threadIdx.x` declared once at "
+                "the top of the kernel")
+    decl, index = found[0]
+    parts: dict[str, list[tuple[str, Node]]] = {"%": [], "/": []}
+    for s in stmts:
+        if s.type != "declaration":
+            continue
+        for name, d in declarators(s):
+            value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+            split = _divided(value, index)
+            if split is not None:
+                parts[text(split.child_by_field_name("operator"))].append((name, split))
+    if len(parts["%"]) != 1 or len(parts["/"]) != 1:
+        return (f"{index} is not split into two coordinates by one `{index} % D` and one "
+                f"`{index} / D` declared at the top of the kernel")
+    (remainder, modulo), (quotient, division) = parts["%"][0], parts["/"][0]
+    divisor = modulo.child_by_field_name("right")
+    if compact(bare(divisor)) != compact(bare(division.child_by_field_name("right"))):
+        return (f"{text(modulo)} and {text(division)} divide {index} by different numbers: "
+                "not one index split into two coordinates")
+    return Split(index, decl, remainder, quotient, modulo, division, divisor)
+
+
+def _divided(value: Node | None, index: str) -> Node | None:
+    """`value` (casts and parentheses aside) when it is `index % D` or `index / D`."""
+    if value is None:
+        return None
+    node = bare(value)
+    if node.type != "binary_expression" or \
+            text(node.child_by_field_name("operator")) not in ("%", "/"):
+        return None
+    left = bare(node.child_by_field_name("left"))
+    return node if left.type == "identifier" and text(left) == index else None

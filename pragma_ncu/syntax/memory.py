@@ -1,13 +1,23 @@
 """Memory as a function's body touches it: reads and writes through its pointer parameters
-(and pointers derived from them), its `__shared__` arrays, and which names vary across a
-warp's lanes."""
+(and pointers derived from them), its `__shared__` arrays, which names vary across a warp's
+lanes, and how an access's address moves as some names step by one (`stride`,
+`address_strides`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from pragma_ncu.syntax.loops import Induction
-from pragma_ncu.syntax.tree import Node, identifiers, mentions, text, walk
+from pragma_ncu.syntax.tree import (
+    Node,
+    assigned,
+    compact,
+    declarators,
+    identifiers,
+    mentions,
+    text,
+    walk,
+)
 
 SHARED = "__shared__"
 CASTS = ("cast_expression", "parenthesized_expression")
@@ -199,28 +209,119 @@ def bare(node: Node) -> Node:
     return node
 
 
-def stride(index: Node | None, names: set[str]) -> str | None:
+def stride(index: Node | None, names: set[str] | frozenset[str],
+           values: dict[str, Node] | None = None) -> str | None:
     """How an index moves with the loop's variables `names`: "unit" (one of them added as it
     is: consecutive iterations, consecutive addresses), "scaled" (added times a factor), None
-    (otherwise, or not at all)."""
+    (otherwise, or not at all). A name may be an identifier or a built-in index as written
+    (`threadIdx.x`); with `values` (`fixed_values`), a name that is not one of `names` is read
+    through the value its declaration gives it (`row * K` with `row = ... + threadIdx.x`)."""
     if index is None:
         return None
     node = bare(index)
+    if compact(node) in names and node.type in ("identifier", "field_expression"):
+        return "unit"
     if node.type == "identifier":
-        return "unit" if text(node) in names else None
+        value = (values or {}).get(text(node))
+        return stride(value, names, _without(values, text(node))) if value is not None \
+            else None
     if node.type != "binary_expression":
         return None
     op = text(node.child_by_field_name("operator"))
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    moving = [mentions(left, names), mentions(right, names)]
+    moving = [_moves(left, names, values), _moves(right, names, values)]
     if moving == [True, True] or not any(moving):
         return None
     inner, other = (left, right) if moving[0] else (right, left)
     if op == "+" or (op == "-" and moving[0]):
-        return stride(inner, names)
-    if op == "*" and stride(inner, names) is not None:
+        return stride(inner, names, values)
+    if op == "*" and stride(inner, names, values) is not None:
         return "scaled"
     return None
+
+
+def _moves(node: Node, names: set[str] | frozenset[str], values: dict[str, Node] | None) -> bool:
+    """`node` reads one of `names`, directly or through `values`."""
+    for n in walk(node):
+        if n.type in ("identifier", "field_expression") and compact(n) in names:
+            return True
+        if n.type == "identifier" and values and text(n) in values and \
+                _moves(values[text(n)], names, _without(values, text(n))):
+            return True
+    return False
+
+
+def _without(values: dict[str, Node] | None, name: str) -> dict[str, Node] | None:
+    """`values` less `name` (a value is never read through itself)."""
+    return None if values is None else {k: v for k, v in values.items() if k != name}
+
+
+def fixed_values(fn_body: Node) -> dict[str, Node]:
+    """name -> the value its declaration gives it, for the names declared once below
+    `fn_body` with a value and never assigned again: wherever such a name is read, it holds
+    that value (as computed where it was declared)."""
+    declared: dict[str, list[Node | None]] = {}
+    for n in walk(fn_body):
+        if n.type == "declaration":
+            for name, d in declarators(n):
+                declared.setdefault(name, []).append(
+                    d.child_by_field_name("value") if d.type == "init_declarator" else None)
+    changed = {text(t) for n in walk(fn_body) if (t := assigned(n)) is not None and
+               t.type == "identifier"}
+    return {name: found[0] for name, found in declared.items()
+            if len(found) == 1 and found[0] is not None and name not in changed}
+
+
+def computed_from(fn_body: Node, seeds: set[str]) -> set[str]:
+    """`seeds` (identifiers or built-in indices as written, `threadIdx.x`) and the names a
+    declaration or an assignment below `fn_body` computes from them, to a fixpoint."""
+    flows: list[tuple[str, Node]] = []
+    for n in walk(fn_body):
+        if n.type == "declaration":
+            flows += [(name, v) for name, d in declarators(n) if d.type == "init_declarator"
+                      and (v := d.child_by_field_name("value")) is not None]
+        target = assigned(n)
+        if target is not None and target.type == "identifier":
+            flows.append((text(target), n))
+    out = set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for name, value in flows:
+            if name not in out and _moves(value, out, None):
+                out.add(name)
+                changed = True
+    return out
+
+
+def address_strides(fn_body: Node, params: set[str],
+                    names: set[str]) -> list[tuple[Access, str | None]]:
+    """Every access through `params` (and pointers derived from them), with how its address
+    moves as `names` step by one: "unit" (by one element), "scaled" (by a multiple),
+    "other" (some other way: divided, through a loaded index, a pointer stepped as it goes)
+    or None (not at all). The address is the index and, through a pointer derived from a
+    parameter, the pointer's own offset (`row = A + r * K; row[k]`)."""
+    values = fixed_values(fn_body)
+    moving = computed_from(fn_body, names)
+    loose = moving - names - set(values)  # moving names whose value is not one expression
+    derived = derived_pointers(fn_body, params)
+    out = []
+    for a in accesses(fn_body, params):
+        base, index = address(a.node)
+        if base is None:
+            out.append((a, "other" if _moves(a.node, moving, None) else None))
+            continue
+        parts = [p for p in (index, values.get(base) if base in derived else None)
+                 if p is not None]
+        touched = [p for p in parts if _moves(p, names, values)]
+        if base in loose or any(_moves(p, loose, None) for p in parts):
+            out.append((a, "other"))
+        elif not touched:
+            out.append((a, None))
+        else:
+            kind = stride(touched[0], names, values) if len(touched) == 1 else None
+            out.append((a, kind or "other"))
+    return out
 
 
 def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[str],

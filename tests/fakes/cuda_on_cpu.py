@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent / "cuda_emu"
+Dims = int | tuple[int, ...]  # a launch's grid or block: x alone, or (x, y) or (x, y, z)
 
 
 def compiler() -> str | None:
@@ -33,17 +34,25 @@ def compiler() -> str | None:
 class Kernel:
     library: Any
 
-    def launch(self, grid: int, block: int, args: list[Any]) -> None:
-        """Run a one-dimensional grid with `args`: numpy arrays (passed by their data pointer,
-        which may be offset into a larger buffer to misalign it) and ctypes scalars."""
+    def launch(self, grid: Dims, block: Dims, args: list[Any]) -> None:
+        """Run a grid of blocks with `args`: numpy arrays (passed by their data pointer, which
+        may be offset into a larger buffer to misalign it) and ctypes scalars. The grid and
+        the block are a number (one dimension) or up to three (x, y, z; the others 1)."""
         holders = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else a
                    for a in args]
         pointers = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders])
         entry = ctypes.cast(self.library.emu_entry, ctypes.c_void_p)
-        status = self.library.emu_launch(entry, pointers, grid, 1, 1, block, 1, 1)
+        status = self.library.emu_launch(entry, pointers, *dims3(grid), *dims3(block))
         if status != 0:
             raise RuntimeError(f"the emulator refused a block of {block} threads")
+
+
+def dims3(dims: Dims) -> tuple[int, int, int]:
+    """A launch dimension as (x, y, z): a number is x, missing ones are 1."""
+    given = (dims,) if isinstance(dims, int) else tuple(dims)
+    assert 1 <= len(given) <= 3 and all(d >= 1 for d in given), given
+    return (*given, *(1,) * (3 - len(given)))  # type: ignore[return-value]
 
 
 def build(source: str, kernel: str, out: Path, name: str) -> Kernel:
@@ -88,13 +97,13 @@ def equivalent(spec: Any, text: str, launch: dict[str, Any], point: dict[str, An
 
     task = spec.resolve(Shape("emulated", tuple(dims.items())))
     env = {**dims, **point}
-    rewrite = (expr.evaluate_int(launch["grid"][0], env, "grid"),
-               expr.evaluate_int(launch["block"][0], env, "block"))
+    rewrite = (tuple(expr.evaluate_int(g, env, "grid") for g in launch["grid"]),
+               tuple(expr.evaluate_int(b, env, "block") for b in launch["block"]))
     inputs = {a.name: generate(a, seed + k).astype(storage(a.dtype))
               for k, a in enumerate(task.args) if a.role in ("input", "inout")}
     results = []
     for source, (grid, block), name in (
-            (spec.source_path.read_text(), (task.launch.grid[0], task.launch.block[0]), "plain"),
+            (spec.source_path.read_text(), (task.launch.grid, task.launch.block), "plain"),
             (text, rewrite, "rewrite")):
         arrays = {a.name: inputs[a.name].copy() if a.name in inputs else
                   np.full(a.numel, np.nan).astype(storage(a.dtype))

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATED = ROOT / "tests" / "fixtures" / "moves" / "templated" / "softplus_rows.toml"
 KERNELS = sorted([*(ROOT / "examples" / "moves").glob("*.toml"),
+                  *(ROOT / "examples" / "moves" / "structural" / "extra").glob("*.toml"),
                   *(p for p in (ROOT / "examples").glob("*.toml")), TEMPLATED])
 
 

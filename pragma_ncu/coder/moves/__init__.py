@@ -13,6 +13,7 @@ from pathlib import Path
 from pragma_ncu.coder.moves import (
     block_size,
     cache_policy,
+    coalesce,
     coarsen,
     fast_math,
     grid_size,
@@ -29,6 +30,7 @@ from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    coalesce.MOVE,
     split_reduction.MOVE,
     row_team.MOVE,
     vectorize.MOVE,

@@ -10,6 +10,7 @@ the round's budget), with the launch grid coarsen recomputes.
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
 import math
@@ -79,12 +80,32 @@ def base_of(variant: Variant, spec: TaskSpec, point: Mapping[str, ParamValue]) -
 
 
 def baked(table: dict[str, Any], values: Mapping[str, ParamValue]) -> dict[str, Any]:
-    """A launch table with the moves' knobs replaced by their values."""
+    """A launch table with the moves' knobs replaced by their values (a choice between two
+    expressions on a knob, `a if PNCU_K else b`, made)."""
     def sub(text: Any) -> Any:
         if not isinstance(text, str):
             return text
-        return _KNOB_NAME.sub(lambda m: str(values[m.group(0)]), text)
+        return _chosen(_KNOB_NAME.sub(lambda m: str(values[m.group(0)]), text))
     return {k: [sub(x) for x in v] if isinstance(v, list) else sub(v) for k, v in table.items()}
+
+
+def _chosen(text: str) -> str:
+    """`text` with each `a if <number> else b` replaced by the branch the number picks."""
+    if " if " not in text:
+        return text
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return text
+
+    class Choose(ast.NodeTransformer):
+        def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+            self.generic_visit(node)
+            if isinstance(node.test, ast.Constant):
+                return node.body if node.test.value else node.orelse
+            return node
+
+    return ast.unparse(Choose().visit(tree))
 
 
 def base_variant(base: Base, name: str) -> Variant:
@@ -138,11 +159,9 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
         if any(x.start < e2 and s2 < x.end for x in a.edits for s2, e2 in spans):
             refused.append(Refused(a.move, "its edits overlap an earlier move's"))
             continue
-        clash = next((k.move for k in kept if (k.block is not None and a.writes_block)
-                      or (a.block is not None and k.writes_block)), None)
+        clash = next(((k.move, why) for k in kept if (why := _clash(k, a))), None)
         if clash is not None:
-            refused.append(Refused(a.move, f"it and {clash} cannot both hold: one writes the "
-                                           "block size into the source, the other searches it"))
+            refused.append(Refused(a.move, f"it and {clash[0]} cannot both hold: {clash[1]}"))
             continue
         try:
             tpl.check_defaults(tpl.compose(data, a.edits), base.text,
@@ -155,6 +174,17 @@ def compose(base: Base, applied: Sequence[Applied]) -> tuple[str, list[Applied],
     defaults = {k.name: k.default for a in kept for k in a.knobs}
     tpl.check_defaults(template, base.text, defaults)
     return template, kept, refused
+
+
+def _clash(one: Applied, other: Applied) -> str:
+    """Why two moves' launches cannot both hold ('' when they can)."""
+    if one.block is not None and other.block is not None and \
+            (one.swaps_block or other.swaps_block):
+        return "one swaps the block's dimensions, the other sets the block"
+    if (one.block is not None and not one.swaps_block and other.writes_block) or \
+            (other.block is not None and not other.swaps_block and one.writes_block):
+        return "one writes the block size into the source, the other searches it"
+    return ""
 
 
 def assemble(base: Base, applied: Sequence[Applied], name: str, note: str,

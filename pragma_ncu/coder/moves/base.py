@@ -66,6 +66,9 @@ class Applied:
     fixed: tuple[str, ...] = ()  # declared parameters the rewrite needs held at the best's value
     block: tuple[str, ...] | None = None  # new launch block expressions (block_size)
     writes_block: bool = False  # the rewrite writes the block size as a number (launch_bounds)
+    swaps_block: bool = False  # the new block is the old one's dimensions in another order
+    # (as many threads: a number written for its size still holds), and no other move may set
+    # the block beside it (coalesce)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,38 @@
+"""NumPy references for the extra structural kernels (examples/moves/structural/extra/).
+
+Each function is called with keyword arguments named as in the kernel's spec (inputs and
+scalars) and returns the output array. They compute in float64; the caller compares in the
+output's dtype.
+"""
+
+import numpy as np
+
+
+def _f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def sgemm_rowx(A, B, M, N, K):
+    return _f64(A).reshape(M, K) @ _f64(B).reshape(K, N)
+
+
+def colbias_flat(x, bias, scale, R, C):
+    return _f64(x).reshape(R, C) * float(scale) + _f64(bias)[None, :]
+
+
+def ger_rank1(A, u, v, alpha, M, N):
+    return _f64(A).reshape(M, N) + float(alpha) * np.outer(_f64(u), _f64(v))
+
+
+def grad_mag_flat(x, H, W):
+    x = _f64(x).reshape(H, W)
+    dx = np.zeros_like(x)
+    dy = np.zeros_like(x)
+    dx[:, :-1] = x[:, 1:] - x[:, :-1]
+    dy[:-1, :] = x[1:, :] - x[:-1, :]
+    return np.sqrt(dx * dx + dy * dy)
+
+
+def chan_affine_2d(**kw):
+    x = _f64(kw["in"]).reshape(kw["N"], kw["C"])
+    return x * _f64(kw["gamma"])[None, :] + _f64(kw["beta"])[None, :]
