@@ -11,7 +11,8 @@ reader of source.
 - `index`: the global thread index and the grid-stride step;
 - `element`: the one-thread-per-element shape (index, guard, work);
 - `loops`: how a loop steps its variables and what bounds it;
-- `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine.
+- `reductions`: what a loop accumulates (sums, minima, maxima) and how two parts combine;
+- `trees`: a block's shared-memory tree reductions, and what stands around one.
 
 The names most readers want are here at the top (`from pragma_ncu import syntax as ts`).
 """
@@ -44,6 +45,7 @@ from pragma_ncu.syntax.memory import (
     lane_varying,
     shared_arrays,
     stride,
+    walks_across,
     walks_contiguous,
 )
 from pragma_ncu.syntax.tree import (
@@ -84,6 +86,6 @@ __all__ = [
     "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
     "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked", "mentions",
     "node_text", "parameters", "pointer_params", "pragma_before", "reached", "shared_arrays",
-    "stride", "walks_contiguous", "statements", "strip_comments", "substituted", "syntax_tree",
-    "text", "uses_builtin", "walk",
+    "stride", "walks_across", "walks_contiguous", "statements", "strip_comments", "substituted",
+    "syntax_tree", "text", "uses_builtin", "walk",
 ]
