@@ -171,7 +171,14 @@ def _looks_like_one(loop: Node, shared: set[str]) -> bool:
     if body is None or body.type != "compound_statement":
         return False
     return any(_is_barrier(s) for s in ts.statements(body)) and any(
-        (t := ts.assigned(n)) is not None and address(t)[0] in shared for n in ts.walk(body))
+        (t := ts.assigned(n)) is not None and _root(t) in shared for n in ts.walk(body))
+
+
+def _root(node: Node) -> str:
+    """The array an element (`a[i]`, `a[i][j]`) belongs to."""
+    while node.type == "subscript_expression":
+        node = node.child_by_field_name("argument")
+    return ts.text(node) if node.type == "identifier" else ""
 
 
 def _is_barrier(statement: Node) -> bool:
