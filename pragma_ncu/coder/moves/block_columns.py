@@ -181,7 +181,8 @@ def _loop(subject: Subject, found: reducing.Reading, loop: Node,
         return (f"the loop at line {line} walks a row (contiguous addresses): a block's "
                 "threads read it together as written")
     row = next((a.node for a in ts.accesses(loop, pointers)
-                if ts.stride(ts.address(a.node)[1], {steps[0].name}) == "unit"), None)
+                if a.load and ts.stride(ts.address(a.node)[1], {steps[0].name}) == "unit"),
+               None)
     if row is not None:
         return (f"the loop at line {line} reads {ts.text(row)} at adjacent addresses across "
                 "the block's threads (along a row): coalesced as written")
