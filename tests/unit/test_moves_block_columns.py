@@ -21,22 +21,19 @@ from tests.fakes.moves import applied, refused, rendered, spec_of, variant
 COLSUM = """extern "C" __global__ void k(const float* x, float* out, int N, int C)
 {
     __shared__ float buf[256];
-    int c = blockIdx.x;
-    float acc = 0.0f;
-    for (int r = threadIdx.x; r < N; r += blockDim.x) {
-        acc += x[(size_t)r * C + c];
-    }
-    buf[threadIdx.x] = acc;
+    const int c = blockIdx.x;
+    float sum = 0.f;
+    for (int r = threadIdx.x; r < N; r += blockDim.x)
+        sum += x[(long long)r * C + c];
+    buf[threadIdx.x] = sum;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
+    for (int s = blockDim.x / 2; s > 0; s = s / 2) {
+        if (threadIdx.x < s)
             buf[threadIdx.x] += buf[threadIdx.x + s];
-        }
         __syncthreads();
     }
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0)
         out[c] = buf[0];
-    }
 }
 """
 COL_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["N", "C"], "role": "input"},
@@ -117,7 +114,7 @@ def test_a_block_takes_cols_adjacent_columns_and_combines_them_per_column(
                                                                  1)]
     assert a.grid == ("ceil_div(C, PNCU_COLS)",) and a.block is None and not a.writes_block
     assert a.sites == ("column c of C: COLS adjacent columns a block, 256 / COLS row groups "
-                       "down them (the loop at line 6); the tree over buf at line 11 combines "
+                       "down them (the loop at line 6); the tree over buf at line 10 combines "
                        "each column's row groups; grid C -> ceil_div(C, COLS)",)
     assert rendered(spec, [a]) == COLSUM
     assert rendered(spec, [a], PNCU_COLS=8) == """\
@@ -126,13 +123,12 @@ extern "C" __global__ void k(const float* x, float* out, int N, int C)
     __shared__ float buf[256];
     const long long pncu_col = (long long)blockIdx.x * 8 + threadIdx.x % 8;  // 8 adjacent \
 columns a block
-    int c = (int)(pncu_col < C ? pncu_col : C - 1);  // past the last column: work on it, \
-store nothing
-    float acc = 0.0f;
-    for (int r = threadIdx.x / 8; r < N; r += blockDim.x / 8) {
-        acc += x[(size_t)r * C + c];
-    }
-    buf[threadIdx.x] = acc;
+    const int c = (int)(pncu_col < C ? pncu_col : C - 1);  // past the last column: work on \
+it, store nothing
+    float sum = 0.f;
+    for (int r = threadIdx.x / 8; r < N; r += blockDim.x / 8)
+        sum += x[(long long)r * C + c];
+    buf[threadIdx.x] = sum;
     __syncthreads();
     {  // each of the block's 8 columns: its row groups combined across a warp by shuffles, \
 then across the warps
@@ -154,9 +150,8 @@ then across the warps
         }
         __syncthreads();
     }
-    if (threadIdx.x < 8 && pncu_col < C) {
+    if (threadIdx.x < 8 && pncu_col < C)
         out[c] = buf[threadIdx.x % 8];
-    }
 }
 """
 
@@ -194,33 +189,33 @@ def test_the_grid_covers_every_column_at_every_shape(tmp_path: Path, cols: int) 
 
 
 @pytest.mark.parametrize(("old", "new", "why"), [
-    ("acc += x[(size_t)r * C + c];", "acc += x[(size_t)c * N + r];",
-     "reads x[(size_t)c * N + r] at adjacent addresses across the block's threads"),
-    ("acc += x[(size_t)r * C + c];", "acc += x[(size_t)r * C + 2 * c];",
+    ("sum += x[(long long)r * C + c];", "sum += x[(long long)c * N + r];",
+     "reads x[(long long)c * N + r] at adjacent addresses across the block's threads"),
+    ("sum += x[(long long)r * C + c];", "sum += x[(long long)r * C + 2 * c];",
      "no load of the loop at line 6 adds c to its address"),
-    ("acc += x[(size_t)r * C + c];", "acc += x[(size_t)r * C + c];\n        out[r] = acc;",
-     "does not only accumulate acc"),
-    ("    buf[threadIdx.x] = acc;", "    for (int r = 0; r < 2; ++r) acc *= 0.5f;\n"
-     "    buf[threadIdx.x] = acc;", "not one loop (2 loops"),
-    ("float acc = 0.0f;", "float acc = 1.0f;", "the sum acc does not start at a literal 0"),
-    ("buf[threadIdx.x] = acc;", "buf[threadIdx.x] = acc * 2.0f;", "is not followed by"),
+    ("sum += x[(long long)r * C + c];", "{ sum += x[(long long)r * C + c]; out[r] = sum; }",
+     "does not only accumulate sum"),
+    ("    buf[threadIdx.x] = sum;", "    for (int r = 0; r < 2; ++r) sum *= 0.5f;\n"
+     "    buf[threadIdx.x] = sum;", "not one loop (2 loops"),
+    ("float sum = 0.f;", "float sum = 1.f;", "the sum sum does not start at a literal 0"),
+    ("buf[threadIdx.x] = sum;", "buf[threadIdx.x] = sum * 2.0f;", "is not followed by"),
     ("    __syncthreads();\n    for (int s", "    for (int s", "is not followed by"),
     ("buf[threadIdx.x] += buf[threadIdx.x + s];",
      "buf[threadIdx.x] = fmaxf(buf[threadIdx.x], buf[threadIdx.x + s]);",
-     "accumulates acc by + and the tree combines by fmaxf"),
-    ("    if (threadIdx.x == 0) {\n        out[c] = buf[0];\n    }", "    out[c] = buf[0];",
+     "accumulates sum by + and the tree combines by fmaxf"),
+    ("    if (threadIdx.x == 0)\n        out[c] = buf[0];", "    out[c] = buf[0];",
      "stores or uses the column outside an `if (threadIdx.x == 0)`"),
     ("        out[c] = buf[0];", "        out[c] = buf[0];\n        buf[1] = 0.0f;",
      "buf[1] is stored after the tree"),
-    ("    if (threadIdx.x == 0) {", "    if (threadIdx.x == 1) {",
+    ("    if (threadIdx.x == 0)", "    if (threadIdx.x == 1)",
      "stores or uses the column outside an `if (threadIdx.x == 0)`"),
-    ("    if (threadIdx.x == 0) {\n        out[c] = buf[0];\n    }", "",
+    ("    if (threadIdx.x == 0)\n        out[c] = buf[0];\n", "",
      "no `if (threadIdx.x == 0)`"),
     ("        out[c] = buf[0];", "        out[c] = buf[0] * gridDim.x;",
      "reads gridDim.x outside its column index"),
     ("int r = threadIdx.x;", "int r = 0;", "does not stride the rows by the block"),
     ("r += blockDim.x", "r += 128", "does not stride the rows by the block"),
-    ("float acc = 0.0f;", "float acc = 0.0f;\n    acc = 0.0f;", "precedes the column's loop"),
+    ("float sum = 0.f;", "float sum = 0.f;\n    sum = 0.f;", "precedes the column's loop"),
     ("int c = blockIdx.x;", "int c = blockIdx.x + 0;", "no column index of a block"),
 ])
 def test_block_columns_refuses_what_it_cannot_re_lay(tmp_path: Path, old: str, new: str,

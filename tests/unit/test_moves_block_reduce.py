@@ -59,10 +59,7 @@ extern "C" __global__ void k(const float* x, float* out, int R, int C)
         out[(size_t)blockIdx.x * C + j] = x[(size_t)blockIdx.x * C + j] * inv;
 }
 """
-SUMSQ_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["R", "C"], "role": "input"},
-              {"name": "out", "dtype": "fp32", "shape": ["R", "C"], "role": "output"},
-              {"name": "R", "dtype": "int32", "role": "scalar", "value": "R"},
-              {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+SUMSQ_ARGS = [{**a, "shape": ["R", "C"]} if a["name"] == "out" else a for a in ROW_ARGS]
 # Two trees (a max written as a ternary, then a sum of exponentials), a `/= 2` stride.
 LSE = """extern "C" __global__ void k(const float* x, float* out, int R, int C)
 {
@@ -106,10 +103,7 @@ COUNT = """extern "C" __global__ void k(const float* x, int* out, int R, int C)
     if (i == 0) out[blockIdx.x] = hits[0];
 }
 """
-COUNT_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["R", "C"], "role": "input"},
-              {"name": "out", "dtype": "int32", "shape": ["R"], "role": "output"},
-              {"name": "R", "dtype": "int32", "role": "scalar", "value": "R"},
-              {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+COUNT_ARGS = [{**a, "dtype": "int32"} if a["name"] == "out" else a for a in ROW_ARGS]
 
 
 def rows(tmp: Path, source: str = ROWSUM, args: list[dict[str, Any]] | None = None,
