@@ -28,6 +28,7 @@ from tests.fakes.tuner import H200_LIMITS
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = sorted([*(ROOT / "examples" / "moves").glob("*.toml"),
+                  *(ROOT / "examples" / "moves" / "structural" / "extra").glob("*.toml"),
                   *(p for p in (ROOT / "examples").glob("*.toml"))])
 
 
