@@ -205,6 +205,12 @@ def test_the_grid_covers_every_column_at_every_shape(tmp_path: Path, cols: int) 
      "accumulates sum by + and the tree combines by fmaxf"),
     ("    if (threadIdx.x == 0)\n        out[c] = buf[0];", "    out[c] = buf[0];",
      "stores or uses the column outside an `if (threadIdx.x == 0)`"),
+    ("sum += x[(long long)r * C + c];", "sum += x[(long long)r * C + c] * (threadIdx.x & 1);",
+     "reads the thread's index beyond its rows"),
+    ("        out[c] = buf[0];", "        out[c] = buf[0] + threadIdx.x;",
+     "thread 0's work at line 15 reads the thread's index"),
+    ("        out[c] = buf[0];", "        out[c] = buf[0] + sum;",
+     "sum, a thread's part of its column, is used after the tree"),
     ("        out[c] = buf[0];", "        out[c] = buf[0];\n        buf[1] = 0.0f;",
      "buf[1] is stored after the tree"),
     ("    if (threadIdx.x == 0)", "    if (threadIdx.x == 1)",
@@ -234,6 +240,18 @@ def test_block_columns_refuses_a_launch_it_cannot_follow(tmp_path: Path) -> None
     used = COLSUM.replace("    for (int r = threadIdx.x;", "    int r;\n    for (r = threadIdx.x;")\
         .replace("out[c] = buf[0];", "out[c] = buf[0] + r;")
     assert "which it steps" in refused("block_columns", columns(tmp_path, used))
+
+
+def test_a_rows_part_must_not_depend_on_the_thread_that_takes_it(tmp_path: Path) -> None:
+    """Re-laid, row r is taken by another thread: a value computed from the thread's index
+    (a lane) would weigh it otherwise; one computed from the column or in the loop is fine."""
+    lane = COLSUM.replace("    float sum = 0.f;", "    const int lane = threadIdx.x % 32;\n"
+                          "    float sum = 0.f;").replace("x[(long long)r * C + c];",
+                                                       "x[(long long)r * C + c] * lane;")
+    assert "reads the thread's index beyond its rows" in refused("block_columns",
+                                                                 columns(tmp_path, lane))
+    fine = lane.replace("threadIdx.x % 32", "c % 32")
+    assert applied("block_columns", columns(tmp_path, fine))
 
 
 def test_block_columns_composes_with_unroll(tmp_path: Path) -> None:

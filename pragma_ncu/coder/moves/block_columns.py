@@ -26,11 +26,13 @@ in range). The grid, which must be the columns' count and a scalar argument the 
 becomes ceil_div(G, COLS); COLS = 1 is the source and the launch as written.
 
 The loop must accumulate only the value the threads store in their slots, by the tree's own
-combine (a sum starting at a literal 0, or the same min or max), so that regrouping the rows
-leaves each column's result the same (a sum in another order, judged by the spec's
-tolerance; a min or max starting where no thread differs); it must store nothing, and after the
-tree memory is stored and the column read only under thread 0's test (so that the threads of a
-column past the last, clamped to it, store nothing).
+combine (a sum starting at a literal 0, or the same min or max), and read nothing of the
+thread's index beyond its rows, so that regrouping the rows leaves each column's result the
+same (a sum in another order, judged by the spec's tolerance; a min or max starting where no
+thread differs); it must store nothing, nothing after the tree may read a thread's part or the
+loop's variable, and after the tree memory is stored and the column read only under thread 0's
+test, whose work reads nothing of the thread's index (so that the threads of a column past the
+last, clamped to it, store nothing, and each column's first thread does what thread 0 did).
 """
 
 from __future__ import annotations
@@ -118,11 +120,7 @@ def _column(subject: Subject, found: reducing.Reading) -> Column | str:
     read = _loop(subject, found, loop, name)
     if isinstance(read, str):
         return read
-    start, step = read
-    stepped = {i.name for i in st.inductions(loop) if not isinstance(i, str)}
-    if any(ts.mentions(s, stepped) for s in stmts[at[loop.start_byte] + 1:]):
-        return f"what follows the loop uses {', '.join(sorted(stepped))}, which it steps"
-    why = _handover(subject, found, stmts[at[loop.start_byte] + 1:last], loop)
+    why = _handover(subject, found, loop, stmts[at[loop.start_byte] + 1:])
     if why:
         return why
     after = _after(subject, found, stmts[last + 1:], name)
@@ -135,7 +133,7 @@ def _column(subject: Subject, found: reducing.Reading) -> Column | str:
                 "covers")
     if ts.indentation(subject.data, decl.start_byte) is None:
         return "the column index does not start its own line"
-    return Column(found, decl, name, loop, start, step, *after, extent)
+    return Column(found, decl, name, loop, *read, *after, extent)
 
 
 def _builtins(body: Node, decl: Node) -> str:
@@ -175,11 +173,11 @@ def _loop(subject: Subject, found: reducing.Reading, loop: Node,
             (ts.compact(step) != "blockDim.x" and tr.constant(step, values) != found.block):
         return (f"the loop at line {line} does not stride the rows by the block from the "
                 "thread's index (`for (int r = threadIdx.x; r < N; r += blockDim.x)`)")
-    pointers = {p.name for p in ts.pointer_params(subject.kernel)}
     body = ts.body(subject.kernel)
-    if ts.walks_contiguous(loop, steps, pointers, body, name):
-        return (f"the loop at line {line} walks a row (contiguous addresses): a block's "
-                "threads read it together as written")
+    why = _thread_free(body, loop, steps[0].name)
+    if why:
+        return why
+    pointers = {p.name for p in ts.pointer_params(subject.kernel)}
     row = next((a.node for a in ts.accesses(loop, pointers)
                 if a.load and ts.stride(ts.address(a.node)[1], {steps[0].name}) == "unit"),
                None)
@@ -192,29 +190,65 @@ def _loop(subject: Subject, found: reducing.Reading, loop: Node,
     return steps[0].start, step
 
 
-def _handover(subject: Subject, found: reducing.Reading, between: list[Node],
-              loop: Node) -> str:
-    """Between the loop and the tree: the thread stores what the loop accumulates in its
-    slot, and a barrier; the loop accumulates that alone, by the tree's combine."""
+def _thread_free(fn_body: Node, loop: Node, variable: str) -> str:
+    """Why a row's part of the column would change with the thread that takes it: the loop's
+    body reads the thread's index, or a name computed from it, beyond its own variable, what
+    it declares and what it accumulates."""
+    inner = loop.child_by_field_name("body")
+    own = {variable, *(u for u, _, _ in rd.body_of(loop).updates),
+           *(d for n in ts.walk(inner) if n.type == "declaration" for d, _ in ts.declarators(n))}
+    if ts.uses_builtin(inner, "threadIdx") or ts.mentions(inner, ts.lane_varying(fn_body) - own):
+        return (f"the loop at line {ts.first_line(loop)} reads the thread's index beyond its "
+                "rows: a row's part would change with the thread that takes it")
+    return ""
+
+
+def _handover(subject: Subject, found: reducing.Reading, loop: Node, later: list[Node]) -> str:
+    """Why what follows the loop (`later`) does not hand each thread's part to the tree alone:
+    its slot store and a barrier, then the tree, and nothing after reading the part or the
+    loop's variable."""
     tree = found.trees[0]
-    texts = [ts.compact(s) for s in between]
-    slot = next((s for s in between if s.type == "expression_statement" and
-                 s.named_children and ts.assigned(s.named_children[0]) is not None), None)
-    store = slot.named_children[0] if slot is not None else None
-    value = store.child_by_field_name("right") if store is not None and \
-        store.type == "assignment_expression" else None
-    if store is None or len(between) != 2 or texts[1] != "__syncthreads();" or \
-            ts.address(ts.assigned(store))[0] != tree.array or value is None or \
-            value.type != "identifier" or ts.text(store.child_by_field_name("operator")) != "=":
+    stepped = {i.name for i in st.inductions(loop) if not isinstance(i, str)}
+    if any(ts.mentions(s, stepped) for s in later):
+        return f"what follows the loop uses {', '.join(sorted(stepped))}, which it steps"
+    acc = _slot_store(later[:later.index(tree.loop)], tree, set(found.threads))
+    if acc is None:
         return (f"the loop is not followed by `{tree.array}[threadIdx.x] = <its accumulator>; "
                 "__syncthreads();` before the tree")
+    if any(ts.mentions(s, {acc}) for s in later[later.index(tree.loop) + 1:]):
+        return (f"{acc}, a thread's part of its column, is used after the tree: a thread's "
+                "part changes with the rows it takes")
+    return _accumulates(subject, found, loop, acc)
+
+
+def _slot_store(between: list[Node], tree: tr.Tree, threads: set[str]) -> str | None:
+    """The accumulator the thread stores in its slot right before the tree (`buf[tid] =
+    acc; __syncthreads();`, all that stands between the loop and the tree), or None."""
+    if len(between) != 2 or ts.compact(between[1]) != "__syncthreads();" or \
+            between[0].type != "expression_statement" or not between[0].named_children:
+        return None
+    store = between[0].named_children[0]
+    if store.type != "assignment_expression" or \
+            ts.text(store.child_by_field_name("operator")) != "=":
+        return None
+    base, index = ts.address(store.child_by_field_name("left"))
+    value = store.child_by_field_name("right")
+    if base != tree.array or value.type != "identifier" or \
+            not tr.is_builtin(index, THREAD, threads):
+        return None
+    return ts.text(value)
+
+
+def _accumulates(subject: Subject, found: reducing.Reading, loop: Node, acc: str) -> str:
+    """Why the loop's rows could not be regrouped: it must accumulate `acc` alone, by the
+    tree's combine, from a start no thread differs in (a sum from a literal 0)."""
+    tree, line = found.trees[0], ts.first_line(loop)
     body = rd.body_of(loop)
     combine = body.combine()
-    if body.jump or body.stores or isinstance(combine, str) or set(combine) != {ts.text(value)}:
-        return (f"the loop at line {ts.first_line(loop)} does not only accumulate "
-                f"{ts.text(value)} (no stores, no jumps, no other value carried): its rows "
-                "could not be regrouped")
-    acc, kind = ts.text(value), combine[ts.text(value)]
+    if body.jump or body.stores or isinstance(combine, str) or set(combine) != {acc}:
+        return (f"the loop at line {line} does not only accumulate {acc} (no stores, no jumps, "
+                "no other value carried): its rows could not be regrouped")
+    kind = combine[acc]
     if FAMILY.get(kind) != FAMILY.get(tree.combine):
         return (f"the loop accumulates {acc} by {kind} and the tree combines by {tree.combine}: "
                 "regrouping the rows would change the result")
@@ -244,6 +278,10 @@ def _after(subject: Subject, found: reducing.Reading, after: list[Node],
     for s in after:
         test = _thread_zero(s, set(found.threads))
         if test is not None:
+            work = s.child_by_field_name("consequence")
+            if ts.uses_builtin(work, "threadIdx") or ts.mentions(work, set(found.threads)):
+                return (f"thread 0's work at line {ts.first_line(s)} reads the thread's index: "
+                        "each column's first thread would take it")
             tests.append(test)
             continue
         if ts.mentions(s, {name}) or any(a.store for a in ts.accesses(s, pointers)) or \
