@@ -153,17 +153,19 @@ def trees(fn_body: Node, threads: set[str], shared: set[str],
     """The tree reductions below `fn_body` (over `threadIdx.x` and the names in `threads`, in
     the `__shared__` arrays named in `shared`, the stride worked out with `values`), and why
     each other loop that looks like one (a barrier among its statements and a store to a
-    shared array) is not."""
+    shared array) is not, the innermost first (a loop around a tree looks like one too)."""
     found, why = [], []
-    for n in ts.walk(fn_body):
-        if n.type not in ts.LOOPS or not _looks_like_one(n, shared):
-            continue
+    candidates = [n for n in ts.walk(fn_body) if n.type in ts.LOOPS and
+                  _looks_like_one(n, shared)]
+    for n in candidates:
         read = tree(n, threads, shared, values)
         if isinstance(read, str):
-            why.append(f"the loop at line {ts.first_line(n)} is no tree reduction: {read}")
+            outer = any(m != n and ts.inside(m, n) for m in candidates)
+            why.append((outer, f"the loop at line {ts.first_line(n)} is no tree reduction: "
+                               f"{read}"))
         else:
             found.append(read)
-    return found, why
+    return found, [reason for _, reason in sorted(why, key=lambda w: w[0])]
 
 
 def _looks_like_one(loop: Node, shared: set[str]) -> bool:

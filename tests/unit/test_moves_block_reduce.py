@@ -212,6 +212,17 @@ def test_block_reduce_refuses_what_it_cannot_replace(tmp_path: Path, source: str
     assert why in refused("block_reduce", rows(tmp_path, text, args, block, params=params))
 
 
+def test_a_kernel_without_a_tree_is_told_so_whatever_its_launch(tmp_path: Path) -> None:
+    flat = ROWSUM.replace("""    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) buf[tid] += buf[tid + s];
+        __syncthreads();
+    }
+""", "")
+    params = {"B": {"default": 256, "values": [128, 256]}}
+    assert "no shared-memory tree reduction over threadIdx.x" in refused(
+        "block_reduce", rows(tmp_path, flat, block="B", params=params))
+
+
 def test_block_reduce_refuses_a_two_dimensional_block_and_slots_of_a_warp_row(
         tmp_path: Path) -> None:
     spec = spec_of(tmp_path, ROWSUM, args=ROW_ARGS, grid=("R",), block=("256", "2"),

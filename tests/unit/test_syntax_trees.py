@@ -116,6 +116,22 @@ def test_a_loop_without_a_barrier_among_its_statements_is_not_taken_for_one() ->
     assert read(HALVING.replace("        __syncthreads();\n", "")) == ([], [])
 
 
+def test_the_innermost_loop_that_looks_like_a_tree_says_why_first() -> None:
+    """A loop around a tree has a barrier among its statements and stores to the slots too."""
+    found, why = read("""for (int r = 0; r < n; ++r) {
+        buf[tid] = x[r];
+        __syncthreads();
+        for (int s = 128; s >= 32; s >>= 1) {
+            if (tid < s) buf[tid] += buf[tid + s];
+            __syncthreads();
+        }
+    }""")
+    assert not found and len(why) == 2
+    assert why[0].startswith("the loop at line 10 is no tree reduction: its strides at this "
+                             "block size (128, 64, 32) do not halve")
+    assert why[1].startswith("the loop at line 7 is no tree reduction: its body is not")
+
+
 def test_a_tree_that_would_skip_slots_at_this_block_is_refused() -> None:
     """96 threads halve as 48, 24, 12, 6, 3, 1: slot 2 is never added in."""
     assert "(48, 24, 12, 6, 3, 1) do not halve" in why_not(HALVING, 96)

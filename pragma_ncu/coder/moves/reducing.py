@@ -55,19 +55,20 @@ def block_threads(subject: Subject) -> int | str:
 
 def read(subject: Subject) -> Reading | str:
     """The kernel's trees with what both rewrites need of them, or why none can be rewritten."""
+    body = ts.body(subject.kernel)
+    arrays = {a.name: a for a in ts.shared_arrays(subject.kernel)}
+    threads = tr.holding(body, THREAD)
+    if tr.trees(body, threads, set(arrays), subject.constants) == ([], []):
+        return ("no shared-memory tree reduction over threadIdx.x (a loop halving or doubling "
+                "a stride, a barrier ending each step)")
     block = block_threads(subject)
     if isinstance(block, str):
         return block
-    body = ts.body(subject.kernel)
     if any(n.type == "identifier" and ts.text(n).startswith(LOCAL) for n in ts.walk(body)):
         return f"the kernel has names of its own that begin with {LOCAL}"
-    arrays = {a.name: a for a in ts.shared_arrays(subject.kernel)}
-    threads = tr.holding(body, THREAD)
-    values = {**subject.constants, "blockDim.x": block}
-    found, why = tr.trees(body, threads, set(arrays), values)
+    found, why = tr.trees(body, threads, set(arrays), {**subject.constants, "blockDim.x": block})
     if not found:
-        return why[0] if why else ("no shared-memory tree reduction over threadIdx.x (a loop "
-                                   "halving or doubling a stride, a barrier ending each step)")
+        return why[0]
     for t in found:
         unfit = _unfit(subject, t, arrays[t.array], block) or _slots_read(body, t, found)
         if unfit:
