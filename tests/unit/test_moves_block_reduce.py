@@ -2,7 +2,8 @@
 barrier between the warps. The rewrite on snippets in several styles (it applies, keeps the
 slot store and what reads slot 0, refuses what it cannot replace), its default giving back the
 source, its composition with the other moves, and the rewritten kernels run thread by thread on
-the CPU against their sources at odd shapes and several block sizes."""
+the CPU against their sources at odd shapes and several block sizes; last, the structural
+calibration kernels block_reduce and block_columns read, rewritten and run the same way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from pragma_ncu.coder.moves import assemble as asm
+from pragma_ncu.spec.file import load_spec
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, base_of, refused, rendered, spec_of, variant
 
@@ -292,3 +294,27 @@ def test_the_rewrite_computes_what_the_tree_does(tmp_path: Path, name: str, bloc
     errors = agrees(rows(tmp_path, source, args, block), dims, tmp_path)
     if name == "count":
         assert errors == {"out": 0.0}  # integers: exact in any order
+
+
+STRUCTURAL = Path(__file__).resolve().parents[2] / "examples" / "moves" / "structural"
+
+
+@needs_cxx
+@pytest.mark.parametrize(("kernel", "move", "point", "dims"), [
+    ("rmsnorm_rows", "block_reduce", {"PNCU_BLOCK_REDUCE": 1}, {"N": 5, "C": 1001}),
+    ("lse_vocab", "block_reduce", {"PNCU_BLOCK_REDUCE": 1}, {"N": 3, "V": 5003}),
+    ("extra/row_absmax_scale", "block_reduce", {"PNCU_BLOCK_REDUCE": 1}, {"R": 7, "C": 1001}),
+    ("extra/row_center_var", "block_reduce", {"PNCU_BLOCK_REDUCE": 1}, {"R": 9, "C": 777}),
+    ("bias_grad", "block_columns", {"PNCU_COLS": 8}, {"N": 1001, "C": 99}),
+    ("extra/col_l2_blocks", "block_columns", {"PNCU_COLS": 16}, {"R": 999, "C": 77}),
+    ("extra/col_min_blocks", "block_columns", {"PNCU_COLS": 32}, {"R": 1001, "C": 61}),
+])
+def test_the_calibration_kernels_rewrites_compute_what_they_do(
+        tmp_path: Path, kernel: str, move: str, point: dict[str, int],
+        dims: dict[str, int]) -> None:
+    """The structural kernels each move reads, rewritten, at odd shapes (their spec's odd shape
+    or a smaller one of the same kind) on the CPU against the kernels as written."""
+    spec = load_spec(STRUCTURAL / f"{kernel}.toml")
+    built = variant(spec, [applied(move, spec)])
+    cuda_on_cpu.equivalent(spec, asm.instance(built, point), built.overlay["launch"], point,
+                           dims, tmp_path)
