@@ -17,6 +17,7 @@ reader of source.
 - `launch`: how a kernel's threads map onto its work (one thread per element or row, V
   elements a thread, a grid-stride loop, a warp per row, a block per output, a 2-D tile),
   from which `init` drafts the launch.
+- `trees`: a block's shared-memory tree reductions, and what stands around one.
 
 The names most readers want are here at the top (`from pragma_ncu import syntax as ts`).
 """
@@ -62,6 +63,7 @@ from pragma_ncu.syntax.memory import (
     lane_varying,
     shared_arrays,
     stride,
+    walks_across,
     walks_contiguous,
 )
 from pragma_ncu.syntax.tree import (
@@ -95,14 +97,14 @@ from pragma_ncu.syntax.tree import (
 )
 
 __all__ = [
-    "BUILTINS", "FUNCTION_SCOPES", "LOOPS", "SYNCING", "TYPE_BYTES", "Access", "Node",
-    "PointerParam", "SharedArray", "Split", "accesses", "address", "address_strides", "bare",
-    "assigned", "block_offsets", "body", "builtin_reads", "builtins_whole", "call_names",
-    "callees", "compact", "computed_from", "declarator_of", "declarators", "derived_pointers",
-    "enclosing", "first_line", "fixed_values", "function_name", "function_named", "functions",
-    "grid_strided", "identifiers", "indentation", "index_name", "inside", "is_global_index",
-    "is_shared", "lane_dependent", "lane_varying", "language_of", "last_line", "line_of",
-    "masked", "mentions", "node_text", "parameters", "pointer_params", "pragma_before",
-    "reached", "shared_arrays", "split_index", "stride", "walks_contiguous", "statements",
-    "strip_comments", "substituted", "syntax_tree", "text", "uses_builtin", "walk",
+    "Access", "BUILTINS", "FUNCTION_SCOPES", "LOOPS", "Node", "PointerParam", "SYNCING",
+    "SharedArray", "Split", "TYPE_BYTES", "accesses", "address", "address_strides", "assigned",
+    "bare", "block_offsets", "body", "builtin_reads", "builtins_whole", "call_names", "callees",
+    "compact", "computed_from", "declarator_of", "declarators", "derived_pointers", "enclosing",
+    "first_line", "fixed_values", "function_name", "function_named", "functions", "grid_strided",
+    "identifiers", "indentation", "index_name", "inside", "is_global_index", "is_shared",
+    "lane_dependent", "lane_varying", "language_of", "last_line", "line_of", "masked", "mentions",
+    "node_text", "parameters", "pointer_params", "pragma_before", "reached", "shared_arrays",
+    "split_index", "statements", "stride", "strip_comments", "substituted", "syntax_tree", "text",
+    "uses_builtin", "walk", "walks_across", "walks_contiguous",
 ]

@@ -347,6 +347,21 @@ def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[
     return False
 
 
+def walks_across(loop: Node, params: set[str], fn_body: Node, element: str) -> bool:
+    """Adjacent outputs read adjacent addresses in the loop: some access through `params` (or
+    a pointer derived from one) adds `element` itself to its address (`x[r * C + c]`, or `col
+    = x + c` then `col[r * C]`), so that threads given adjacent values of `element` read
+    together what one thread reads in turn down a column."""
+    inits = _initial_values(fn_body)
+    pointers = params | set(derived_pointers(fn_body, params))
+    for a in accesses(loop, pointers):
+        base, index = address(a.node)
+        if base is not None and any(stride(p, {element}) == "unit"
+                                    for p in (index, inits.get(base)) if p is not None):
+            return True
+    return False
+
+
 def _initial_values(fn_body: Node) -> dict[str, Node]:
     """name -> the value a declaration gives it."""
     out = {}

@@ -124,18 +124,19 @@ def accumulator(name: str, combine: str, decl: Node) -> Accumulator | str:
 
 
 def update_kind(n: Node, name: str) -> str | None:
-    """SUM or the min/max function of an update of `name`, None for any other."""
+    """SUM or the min/max function of an update of `name`, None for any other. `name` is an
+    identifier (`acc`) or an element written without spaces (`buf[tid]`, a tree's slot)."""
     if n.type == "update_expression":
         return SUM
     op = ts.text(n.child_by_field_name("operator"))
     right = n.child_by_field_name("right")
     if op in ("+=", "-="):
-        return None if ts.mentions(right, {name}) else SUM
+        return None if _holds(right, name) else SUM
     if op != "=":
         return None
     if right.type == "binary_expression" and ts.text(right.child_by_field_name("operator")) == \
-            "+" and ts.text(right.child_by_field_name("left")) == name and \
-            not ts.mentions(right.child_by_field_name("right"), {name}):
+            "+" and ts.compact(right.child_by_field_name("left")) == name and \
+            not _holds(right.child_by_field_name("right"), name):
         return SUM
     if right.type == "conditional_expression":
         return _chosen(right.child_by_field_name("condition"), name,
@@ -144,10 +145,17 @@ def update_kind(n: Node, name: str) -> str | None:
     if right.type == "call_expression":
         fn = ts.text(right.child_by_field_name("function"))
         args = right.child_by_field_name("arguments").named_children
-        if fn in EXTREMA and len(args) == 2 and sum(ts.text(a) == name for a in args) == 1 and \
-                sum(ts.mentions(a, {name}) for a in args) == 1:
+        if fn in EXTREMA and len(args) == 2 and sum(ts.compact(a) == name for a in args) == 1 \
+                and sum(_holds(a, name) for a in args) == 1:
             return fn
     return None
+
+
+def _holds(node: Node | None, name: str) -> bool:
+    """`node` reads `name`: the identifier, or an expression written as `name` (no spaces)."""
+    if name.isidentifier():
+        return ts.mentions(node, {name})
+    return node is not None and any(ts.compact(m) == name for m in ts.walk(node))
 
 
 def _chosen(test: Node | None, name: str, taken: Node | None,

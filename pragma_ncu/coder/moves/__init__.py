@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragma_ncu.coder.moves import (
+    block_columns,
+    block_reduce,
     block_size,
     cache_policy,
     coalesce,
@@ -30,6 +32,8 @@ from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    block_columns.MOVE,
+    block_reduce.MOVE,
     coalesce.MOVE,
     split_reduction.MOVE,
     row_team.MOVE,

@@ -1,8 +1,8 @@
 """NumPy references for the extra structural kernels (examples/moves/structural/extra/).
 
 Each function is called with keyword arguments named as in the kernel's spec (inputs and
-scalars) and returns the output array. They compute in float64; the caller compares in the
-output's dtype.
+scalars) and returns the output array, or a dict by name when the kernel has several outputs.
+They compute in float64; the caller compares in float32.
 """
 
 import numpy as np
@@ -36,3 +36,20 @@ def grad_mag_flat(x, H, W):
 def chan_affine_2d(**kw):
     x = _f64(kw["in"]).reshape(kw["N"], kw["C"])
     return x * _f64(kw["gamma"])[None, :] + _f64(kw["beta"])[None, :]
+def row_absmax_scale(x, rows, cols):
+    x = _f64(x).reshape(rows, cols)
+    amax = np.abs(x).max(axis=1)
+    return {"q": x * (127.0 / amax)[:, None], "scale": amax / 127.0}
+
+
+def col_l2_blocks(x, rows, cols):
+    x = _f64(x).reshape(rows, cols)
+    return np.sqrt((x * x).sum(axis=0))
+
+
+def row_center_var(x, n_rows, n_cols):
+    return _f64(x).reshape(n_rows, n_cols).var(axis=1)
+
+
+def col_min_blocks(a, nrows, ncols):
+    return _f64(a).reshape(nrows, ncols).min(axis=0)
