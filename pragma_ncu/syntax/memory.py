@@ -4,6 +4,7 @@ warp's lanes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pragma_ncu.syntax.loops import Induction
@@ -199,28 +200,101 @@ def bare(node: Node) -> Node:
     return node
 
 
-def stride(index: Node | None, names: set[str]) -> str | None:
+def stride(index: Node | None, names: set[str],
+           values: Mapping[str, Node] | None = None) -> str | None:
     """How an index moves with the loop's variables `names`: "unit" (one of them added as it
     is: consecutive iterations, consecutive addresses), "scaled" (added times a factor), None
-    (otherwise, or not at all)."""
+    (otherwise, or not at all). With `values` (`fixed_values`), a local computed from them is
+    read through its value (`const int k = r * n + j;` then `a[k]`)."""
     if index is None:
         return None
     node = bare(index)
     if node.type == "identifier":
-        return "unit" if text(node) in names else None
+        if text(node) in names:
+            return "unit"
+        inner = (values or {}).get(text(node))
+        return stride(inner, names, _without(values, text(node))) if inner is not None else None
     if node.type != "binary_expression":
         return None
     op = text(node.child_by_field_name("operator"))
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    moving = [mentions(left, names), mentions(right, names)]
+    moving = [depends_on(left, names, values), depends_on(right, names, values)]
     if moving == [True, True] or not any(moving):
         return None
     inner, other = (left, right) if moving[0] else (right, left)
     if op == "+" or (op == "-" and moving[0]):
-        return stride(inner, names)
-    if op == "*" and stride(inner, names) is not None:
+        return stride(inner, names, values)
+    if op == "*" and stride(inner, names, values) is not None:
         return "scaled"
     return None
+
+
+def _without(values: Mapping[str, Node] | None, name: str) -> dict[str, Node]:
+    """`values` but `name` (read once on a path: a name never reaches itself)."""
+    return {k: v for k, v in (values or {}).items() if k != name}
+
+
+def depends_on(node: Node | None, names: set[str],
+               values: Mapping[str, Node] | None = None) -> bool:
+    """`node` reads one of `names`, or (with `values`) a local computed from one of them."""
+    pending, seen = [node] if node is not None else [], set()
+    while pending:
+        for n in walk(pending.pop()):
+            if n.type != "identifier":
+                continue
+            name = text(n)
+            if name in names:
+                return True
+            if values and name in values and name not in seen:
+                seen.add(name)
+                pending.append(values[name])
+    return False
+
+
+def fixed_values(fn_body: Node) -> dict[str, Node]:
+    """The locals a body declares once, with a value, and never changes or takes the address
+    of: name -> that value (so that code reading the name reads the value)."""
+    declared: dict[str, list[Node | None]] = {}
+    changed: set[str] = set()
+    for n in walk(fn_body):
+        if n.type == "declaration":
+            for d in n.children_by_field_name("declarator"):
+                name = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                while name is not None and name.type not in ("identifier",):
+                    name = name.child_by_field_name("declarator")
+                if name is not None:
+                    declared.setdefault(text(name), []).append(
+                        d.child_by_field_name("value") if d.type == "init_declarator" else None)
+        target = _changed(n)
+        if target is not None:
+            changed.add(text(target))
+    return {name: found[0] for name, found in declared.items()
+            if len(found) == 1 and found[0] is not None and name not in changed}
+
+
+def _changed(n: Node) -> Node | None:
+    """The identifier an assignment, an increment or an address-of (`&v`) may change."""
+    if n.type == "assignment_expression":
+        target = n.child_by_field_name("left")
+    elif n.type == "update_expression" or (
+            n.type == "pointer_expression" and text(n.child_by_field_name("operator")) == "&"):
+        target = n.child_by_field_name("argument")
+    else:
+        return None
+    return target if target is not None and target.type == "identifier" else None
+
+
+def address_stride(access: Node, names: set[str],
+                   values: Mapping[str, Node] | None = None) -> str | None:
+    """How the address of an access (`a[k]`, `*(a + k)`, `*a`) moves with `names`, its pointer
+    read through `values` too (`const float* row = x + r * C;` then `row[j]`): "unit",
+    "scaled", None (otherwise, or not at all)."""
+    base, index = address(access)
+    if base is None:
+        return None
+    pointer = (values or {}).get(base)
+    parts = [p for p in (index, pointer) if p is not None and depends_on(p, names, values)]
+    return stride(parts[0], names, _without(values, base)) if len(parts) == 1 else None
 
 
 def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[str],
