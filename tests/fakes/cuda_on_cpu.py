@@ -29,19 +29,30 @@ def compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 
+Dims = int | tuple[int, ...]  # a launch's grid or block: one number, or up to three
+
+
+def dims3(d: Dims) -> tuple[int, int, int]:
+    """A grid or block as (x, y, z), its missing dimensions 1."""
+    given = (d,) if isinstance(d, int) else tuple(d)
+    assert 1 <= len(given) <= 3, given
+    return (*given, 1, 1)[:3]  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class Kernel:
     library: Any
 
-    def launch(self, grid: int, block: int, args: list[Any]) -> None:
-        """Run a one-dimensional grid with `args`: numpy arrays (passed by their data pointer,
-        which may be offset into a larger buffer to misalign it) and ctypes scalars."""
+    def launch(self, grid: Dims, block: Dims, args: list[Any]) -> None:
+        """Run a grid of blocks (one number each, or up to three dimensions) with `args`: numpy
+        arrays (passed by their data pointer, which may be offset into a larger buffer to
+        misalign it) and ctypes scalars."""
         holders = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else a
                    for a in args]
         pointers = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders])
         entry = ctypes.cast(self.library.emu_entry, ctypes.c_void_p)
-        status = self.library.emu_launch(entry, pointers, grid, 1, 1, block, 1, 1)
+        status = self.library.emu_launch(entry, pointers, *dims3(grid), *dims3(block))
         if status != 0:
             raise RuntimeError(f"the emulator refused a block of {block} threads")
 
@@ -79,22 +90,23 @@ SCALARS = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint32": ctypes.c_
 
 def equivalent(spec: Any, text: str, launch: dict[str, Any], point: dict[str, Any],
                dims: dict[str, int], out: Path, seed: int = 0) -> dict[str, float]:
-    """Run the spec's kernel as written and `text` (a rewrite of it, launched as `launch` at
-    the knobs' values `point`) on the same inputs at `dims`; assert that every output agrees
-    within the spec's tolerance, and return each output's largest error over its tolerance."""
+    """Run the spec's kernel as written and `text` (a rewrite of it, launched as `launch`, a
+    launch table of any dimensions, at the knobs' values `point`) on the same inputs at `dims`;
+    assert that every output agrees within the spec's tolerance, and return each output's
+    largest error over its tolerance."""
     from pragma_ncu.backends.cpu.worker.workspace import generate, storage
     from pragma_ncu.spec import dtypes, expr
     from pragma_ncu.spec.model import Shape
 
     task = spec.resolve(Shape("emulated", tuple(dims.items())))
     env = {**dims, **point}
-    rewrite = (expr.evaluate_int(launch["grid"][0], env, "grid"),
-               expr.evaluate_int(launch["block"][0], env, "block"))
+    rewrite = (tuple(expr.evaluate_int(g, env, "grid") for g in launch["grid"]),
+               tuple(expr.evaluate_int(b, env, "block") for b in launch["block"]))
     inputs = {a.name: generate(a, seed + k).astype(storage(a.dtype))
               for k, a in enumerate(task.args) if a.role in ("input", "inout")}
     results = []
     for source, (grid, block), name in (
-            (spec.source_path.read_text(), (task.launch.grid[0], task.launch.block[0]), "plain"),
+            (spec.source_path.read_text(), (task.launch.grid, task.launch.block), "plain"),
             (text, rewrite, "rewrite")):
         arrays = {a.name: inputs[a.name].copy() if a.name in inputs else
                   np.full(a.numel, np.nan).astype(storage(a.dtype))
