@@ -1,5 +1,6 @@
 """The source-moves calibration sets (examples/moves/, held-out kernels in heldout/; the
-structural ones of examples/moves/structural/ with their held-aside part): plain kernels with
+structural ones of examples/moves/structural/ with their held-aside part and the extra ones of
+its extra/, written with the moves that need them): plain kernels with
 no knobs of their own, a tuned shape and an odd one each, NumPy references that run, and at
 least one calibration kernel for every move of the catalog."""
 
@@ -22,12 +23,13 @@ CALIBRATION = sorted((ROOT / "examples" / "moves").glob("*.toml"))
 HELD_OUT = sorted((ROOT / "examples" / "moves" / "heldout").glob("*.toml"))
 STRUCTURAL = sorted((ROOT / "examples" / "moves" / "structural").glob("*.toml"))
 HELD_ASIDE = sorted((ROOT / "examples" / "moves" / "structural" / "heldaside").glob("*.toml"))
+EXTRA = sorted((ROOT / "examples" / "moves" / "structural" / "extra").glob("*.toml"))
 
 
 def test_the_set_is_large_enough_and_declares_no_knobs() -> None:
     assert len(CALIBRATION) >= 8 and len(HELD_OUT) >= 3
     assert len(STRUCTURAL) + len(HELD_ASIDE) >= 12 and len(HELD_ASIDE) >= 4
-    for path in CALIBRATION + HELD_OUT + STRUCTURAL + HELD_ASIDE:
+    for path in CALIBRATION + HELD_OUT + STRUCTURAL + HELD_ASIDE + EXTRA:
         spec = load_spec(path)
         assert spec.params == (), path.name  # a user's kernel as written
         assert [s.name for s in spec.shapes] == ["main", "odd"], path.name
@@ -35,7 +37,7 @@ def test_the_set_is_large_enough_and_declares_no_knobs() -> None:
 
 def test_every_move_has_a_calibration_kernel_it_fits() -> None:
     fits: dict[str, list[str]] = {m.name: [] for m in MOVES}
-    for path in CALIBRATION + STRUCTURAL:
+    for path in CALIBRATION + STRUCTURAL + EXTRA:
         spec = load_spec(path)
         base = asm.base_of(original_variant(spec), spec, {})
         subject = asm.subject_of(base, spec, {}, (), 128, H200_LIMITS)
@@ -47,7 +49,8 @@ def test_every_move_has_a_calibration_kernel_it_fits() -> None:
 
 
 @pytest.mark.parametrize("path", [p for p in CALIBRATION + HELD_OUT + STRUCTURAL + HELD_ASIDE
-                                  if load_spec(p).reference.function], ids=lambda p: p.stem)
+                                  + EXTRA if load_spec(p).reference.function],
+                         ids=lambda p: p.stem)
 def test_the_references_run_at_the_odd_shape(path: Path) -> None:
     spec = load_spec(path)
     task = spec.resolve(spec.shape_named("odd"))
