@@ -20,6 +20,7 @@ from pragma_ncu.coder.moves import (
     readonly,
     row_team,
     smem_pad,
+    smem_tile,
     split_reduction,
     unroll,
     vectorize,
@@ -29,6 +30,7 @@ from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    smem_tile.MOVE,
     split_reduction.MOVE,
     row_team.MOVE,
     vectorize.MOVE,
