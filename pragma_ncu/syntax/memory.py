@@ -255,33 +255,35 @@ def fixed_values(fn_body: Node) -> dict[str, Node]:
     """The locals a body declares once, with a value, and never changes or takes the address
     of: name -> that value (so that code reading the name reads the value)."""
     declared: dict[str, list[Node | None]] = {}
-    changed: set[str] = set()
     for n in walk(fn_body):
         if n.type == "declaration":
             for d in n.children_by_field_name("declarator"):
                 name = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-                while name is not None and name.type not in ("identifier",):
+                while name is not None and name.type != "identifier":
                     name = name.child_by_field_name("declarator")
                 if name is not None:
                     declared.setdefault(text(name), []).append(
                         d.child_by_field_name("value") if d.type == "init_declarator" else None)
-        target = _changed(n)
-        if target is not None:
-            changed.add(text(target))
+    changed = changed_names(fn_body)
     return {name: found[0] for name, found in declared.items()
             if len(found) == 1 and found[0] is not None and name not in changed}
 
 
-def _changed(n: Node) -> Node | None:
-    """The identifier an assignment, an increment or an address-of (`&v`) may change."""
-    if n.type == "assignment_expression":
-        target = n.child_by_field_name("left")
-    elif n.type == "update_expression" or (
-            n.type == "pointer_expression" and text(n.child_by_field_name("operator")) == "&"):
-        target = n.child_by_field_name("argument")
-    else:
-        return None
-    return target if target is not None and target.type == "identifier" else None
+def changed_names(fn_body: Node) -> set[str]:
+    """The names a body assigns, increments or takes the address of (`&v`): those it may
+    change after their declaration (parameters too)."""
+    out = set()
+    for n in walk(fn_body):
+        if n.type == "assignment_expression":
+            target = n.child_by_field_name("left")
+        elif n.type == "update_expression" or (
+                n.type == "pointer_expression" and text(n.child_by_field_name("operator")) == "&"):
+            target = n.child_by_field_name("argument")
+        else:
+            continue
+        if target is not None and target.type == "identifier":
+            out.add(text(target))
+    return out
 
 
 def address_stride(access: Node, names: set[str],
