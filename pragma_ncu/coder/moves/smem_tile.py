@@ -93,6 +93,28 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class Body:
+    """What the readers share: the kernel's body, the locals it never changes (name -> value),
+    the names it changes, its accesses through pointer parameters, the arrays it stores to."""
+
+    node: Node
+    values: dict[str, Node]
+    changed: set[str]
+    accesses: tuple[ts.Access, ...]
+    stored: frozenset[str]
+
+    @staticmethod
+    def of(kernel: Node) -> Body:
+        node = ts.body(kernel)
+        accesses = tuple(ts.accesses(node, {p.name for p in ts.pointer_params(kernel)}))
+        return Body(node, ts.fixed_values(node), ts.changed_names(node), accesses,
+                    frozenset(a.root for a in accesses if a.store))
+
+    def inside(self, nodes: list[Node]) -> list[ts.Access]:
+        return [a for a in self.accesses if any(ts.inside(a.node, n) for n in nodes)]
+
+
+@dataclass(frozen=True)
 class Launch:
     grid: tuple[str, ...]
     block: tuple[str, ...]
@@ -198,15 +220,12 @@ def _kernel_unfit(subject: Subject, found: el.Plane) -> str:
 
 
 def _layout(subject: Subject, found: el.Plane) -> Layout | str:
-    body = ts.body(subject.kernel)
-    values = ts.fixed_values(body)
-    work = found.work(body)
-    params = {p.name for p in ts.pointer_params(subject.kernel)}
-    accesses = ts.accesses(body, params)
+    body = Body.of(subject.kernel)
+    work = found.work(body.node)
     stores: list[tuple[Node, str]] = []
-    loads: list[tuple[Node, set[str]]] = []
-    for a in accesses:
-        along = {k: ts.depends_on(a.node, {i.name}, values)
+    loads: list[tuple[ts.Access, set[str]]] = []
+    for a in body.accesses:
+        along = {k: ts.depends_on(a.node, {i.name}, body.values)
                  for k, i in ((LANE, found.lane), (ROW, found.row))}
         if not any(along.values()):
             continue
@@ -216,25 +235,23 @@ def _layout(subject: Subject, found: el.Plane) -> Layout | str:
         if not all(along.values()):
             continue  # one index only (a row or a column vector): read as written
         units = {k for k, i in ((LANE, found.lane), (ROW, found.row))
-                 if ts.address_stride(a.node, {i.name}, values) == "unit"}
+                 if ts.address_stride(a.node, {i.name}, body.values) == "unit"}
         if not units:
             return (f"{ts.text(a.node)} (line {ts.first_line(a.node)}) is unit-stride neither "
                     f"in {found.lane.name} nor in {found.row.name}: no tile makes it coalesced")
         if a.store:
             stores.append((a.node, LANE if LANE in units else ROW))
         else:
-            loads.append((a.node, units))
+            loads.append((a, units))
     write = _write(found, stores)
     if write not in (LANE, ROW):
         return write
-    across = [n for n, units in loads if write not in units]
+    across = [a for a, units in loads if write not in units]
     if not across:
         axis = found.row.name if write == ROW else found.lane.name
         return (f"no load is transposed against the stores: every access across both indices "
                 f"is unit-stride in {axis}, as the stores are (nothing to stage)")
-    return _staged(subject, found, values, write, [ts.text(n) for n, _ in stores],
-                   [a for a in accesses if any(a.node == n for n in across)],
-                   {a.root for a in accesses if a.store})
+    return _staged(subject, found, body, write, [ts.text(n) for n, _ in stores], across)
 
 
 def _write(found: el.Plane, stores: list[tuple[Node, str]]) -> str:
@@ -250,15 +267,12 @@ def _write(found: el.Plane, stores: list[tuple[Node, str]]) -> str:
     return kinds.pop()
 
 
-def _staged(subject: Subject, found: el.Plane, values: dict[str, Node], write: str,
-            stores: list[str], across: list[ts.Access], stored: set[str]) -> Layout | str:
+def _staged(subject: Subject, found: el.Plane, body: Body, write: str, stores: list[str],
+            across: list[ts.Access]) -> Layout | str:
     """The loads across the grain, each with its tile, and what the load phase repeats."""
-    work = found.work(ts.body(subject.kernel))
+    work = found.work(body.node)
     nodes: dict[str, list[Node]] = {}
     for a in across:
-        if a.root in stored:
-            return (f"the kernel stores to {a.root}, which {ts.text(a.node)} reads: staging "
-                    "the load would move it before the stores")
         load = _load(a.node)
         if isinstance(load, str):
             return load
@@ -279,7 +293,7 @@ def _staged(subject: Subject, found: el.Plane, values: dict[str, Node], write: s
         tile = f"{LOCAL}tile" if len(nodes) == 1 else f"{LOCAL}tile{k}"
         staged.append(Staged(ts.text(same[0]), tile, kind, ts.TYPE_BYTES.get(kind),
                              tuple(same)))
-    copies = _copies(subject, found, values, [n for s in staged for n in s.nodes])
+    copies = _copies(found, body, [n for s in staged for n in s.nodes])
     if isinstance(copies, str):
         return copies
     before, under = copies
@@ -346,33 +360,36 @@ def _element_type(subject: Subject, base: str) -> str | None:
     return None
 
 
-def _copies(subject: Subject, found: el.Plane, values: dict[str, Node],
+def _copies(found: el.Plane, body: Body,
             loads: list[Node]) -> tuple[tuple[Node, ...], tuple[Node, ...]] | str:
     """The declarations the load phase repeats, in source order: those between the first index
     and the guard (before the guard's predicate), and those of the work (under it), that the
-    guard and the staged loads need."""
-    body = ts.body(subject.kernel)
-    work = found.work(body)
+    guard and the staged loads need. What they read must hold the same value there: nothing
+    the kernel changes or stores to."""
     start = min(found.lane.decl.start_byte, found.row.decl.start_byte)
-    top = [*found.prologue, *work]
-    declares = {name: s for s in top if s.type == "declaration" for name, _ in ts.declarators(s)}
-    local = {name for n in ts.walk(body) if n.type == "declaration"
-             for name, _ in ts.declarators(n)}
+    declares = {name: s for s in (*found.prologue, *found.work(body.node))
+                if s.type == "declaration" for name, _ in ts.declarators(s)}
+    local = {name for n in ts.walk(body.node) if n.type == "declaration"
+             for name, _ in ts.declarators(n)} - set(_before(body.node, start))
     pending = [*loads, *_tests(found)]
     needed: list[Node] = []
     while pending:
-        for name in ts.identifiers(pending.pop()):
+        for name in sorted(ts.identifiers(pending.pop())):
             decl = declares.get(name)
-            if decl is None and name in local - set(_before(body, start)):
-                return (f"{name}, which the guard or a staged load reads, is not declared in a "
-                        "statement of its own before the guard or in the work")
+            if decl is None and (name in local or name in body.changed):
+                return (f"{name}, which the guard or a staged load reads, is not a value the "
+                        "load phase can repeat (declared in an inner block, or changed)")
             if decl is None or decl in needed:
                 continue
-            why = _pure(decl, name, values)
+            why = _pure(decl, name, body.values)
             if why:
                 return why
             needed.append(decl)
             pending.append(decl)
+    read = next((a for a in body.inside([*loads, *needed]) if a.root in body.stored), None)
+    if read is not None:
+        return (f"the kernel stores to {read.root}, which {ts.text(read.node)} (line "
+                f"{ts.first_line(read.node)}) reads: the load phase would read it before")
     needed.sort(key=lambda s: s.start_byte)
     guard = found.guards[0].start_byte
     return (tuple(s for s in needed if s.start_byte < guard),
