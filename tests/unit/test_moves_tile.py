@@ -363,8 +363,11 @@ def test_smem_tile_refuses_a_load_it_would_move_before_a_store_or_a_return(
         tmp_path: Path) -> None:
     stored = TRANSPOSE.replace("const float* in", "float* in").replace(
         "in[y * N + x];", "in[y * N + x];\n        in[x * M + y] = 0.0f;")
-    assert "stores to in, which in[y * N + x] reads" in refused("smem_tile",
-                                                                transpose(tmp_path, stored))
+    assert "stores to in, which in[y * N + x] (line 6) reads" in refused(
+        "smem_tile", transpose(tmp_path, stored))
+    changed = TRANSPOSE.replace("        out[x * M + y]", "        M = M + 0;\n        out[x * M + y]")
+    assert "M, which the guard or a staged load reads, is not a value" in refused(
+        "smem_tile", transpose(tmp_path, changed))
     early = AFFINE.replace("    const float v", "    const float s = alpha * alpha;\n"
                            "    if (s == 0.0f) return;\n    const float v")
     assert "may return (line 8) before it reads" in refused("smem_tile", affine(tmp_path, early))
