@@ -16,12 +16,12 @@ import pytest
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.coder.moves import Applied, by_name
 from pragma_ncu.coder.moves import assemble as asm
-from pragma_ncu.coder.variant import variant_spec
+from pragma_ncu.coder.variant import original_variant, variant_spec
 from pragma_ncu.conductor.rules import Situation, called_moves
 from pragma_ncu.loop.moves import options_of
 from pragma_ncu.measure.records import KernelState
 from pragma_ncu.spec import expr
-from pragma_ncu.spec.file import spec_tables
+from pragma_ncu.spec.file import load_spec, spec_tables
 from pragma_ncu.spec.model import TaskSpec
 from tests.corpus_eval import collection, knowledge
 from tests.fakes import cuda_on_cpu
@@ -365,7 +365,8 @@ def test_smem_tile_refuses_a_load_it_would_move_before_a_store_or_a_return(
         "in[y * N + x];", "in[y * N + x];\n        in[x * M + y] = 0.0f;")
     assert "stores to in, which in[y * N + x] (line 6) reads" in refused(
         "smem_tile", transpose(tmp_path, stored))
-    changed = TRANSPOSE.replace("        out[x * M + y]", "        M = M + 0;\n        out[x * M + y]")
+    changed = TRANSPOSE.replace("        out[x * M + y]",
+                                "        M = M + 0;\n        out[x * M + y]")
     assert "M, which the guard or a staged load reads, is not a value" in refused(
         "smem_tile", transpose(tmp_path, changed))
     early = AFFINE.replace("    const float v", "    const float s = alpha * alpha;\n"
@@ -477,3 +478,28 @@ def test_the_rewrite_computes_what_the_source_does_at_odd_shapes(
     launch = variant(spec, [a]).overlay["launch"]
     for dims in shapes:
         cuda_on_cpu.equivalent(spec, text, launch, {"PNCU_TILE": tile}, dims, emulated)
+
+
+EXTRA = Path(__file__).resolve().parents[2] / "examples" / "moves" / "structural" / "extra"
+SMALL = {  # each extra kernel at a shape the emulator runs in a moment, odd in every extent
+    "transpose_affine": {"R": 37, "C": 45},
+    "nchw_to_nhwc_half": {"B": 2, "C": 19, "HW": 50},
+    "add_transposed": {"M": 37, "N": 45},
+}
+
+
+@needs_cxx
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_the_extra_kernels_rewrites_compute_what_they_and_their_references_do(
+        name: str, emulated: Path) -> None:
+    spec = load_spec(EXTRA / f"{name}.toml")
+    base = asm.base_of(original_variant(spec), spec, {})
+    found = asm.subject_of(base, spec, {}, (), 32, H200_LIMITS)
+    assert not isinstance(found, str), found
+    a = by_name("smem_tile").apply(found)
+    assert isinstance(a, Applied), a
+    built, _, _ = asm.assemble(base, [a], "moves 1", "")
+    for tile in a.knobs[0].values[1:]:
+        cuda_on_cpu.equivalent(spec, asm.instance(built, {"PNCU_TILE": tile}),
+                               built.overlay["launch"], {"PNCU_TILE": tile}, SMALL[name],
+                               emulated, reference=True)
