@@ -291,12 +291,18 @@ def address_stride(access: Node, names: set[str],
     """How the address of an access (`a[k]`, `*(a + k)`, `*a`) moves with `names`, its pointer
     read through `values` too (`const float* row = x + r * C;` then `row[j]`): "unit",
     "scaled", None (otherwise, or not at all)."""
-    base, index = address(access)
-    if base is None:
+    if access.type == "subscript_expression":
+        base, index = address(access)
+        if base is None:
+            return None
+        parts = [access.child_by_field_name("argument"), index]
+    elif access.type == "pointer_expression" and \
+            text(access.child_by_field_name("operator")) == "*":
+        parts = [access.child_by_field_name("argument")]  # the address itself: a + k
+    else:
         return None
-    pointer = (values or {}).get(base)
-    parts = [p for p in (index, pointer) if p is not None and depends_on(p, names, values)]
-    return stride(parts[0], names, _without(values, base)) if len(parts) == 1 else None
+    moving = [p for p in parts if p is not None and depends_on(p, names, values)]
+    return stride(moving[0], names, values) if len(moving) == 1 else None
 
 
 def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[str],

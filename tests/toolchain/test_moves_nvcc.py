@@ -163,7 +163,7 @@ def test_smem_tile_compiles_to_a_staged_tile_and_smem_pad_pads_it(
     from tests.unit import test_moves_tile as snippets
 
     for make in (snippets.transpose, snippets.affine, snippets.permute, snippets.reverse,
-                 snippets.two, snippets.half):
+                 snippets.two, snippets.half, snippets.deref):
         spec = make(tmp_path)
         text = rendered(spec, [applied("smem_tile", spec)], PNCU_TILE=tile)
         padded = text.replace(f"[{tile}][{tile}];", f"[{tile}][{tile} + 1];")

@@ -162,6 +162,18 @@ TWO_ARGS = [{"name": "a", "dtype": "fp32", "shape": ["M", "N"], "role": "input"}
             {"name": "M", "dtype": "int32", "role": "scalar", "value": "M"},
             {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"}]
 
+# Pointer arithmetic, `auto` indices declared y first, a row pointer in the guarded block.
+DEREF = """extern "C" __global__ void k(const float* in, float* out, int M, int N)
+{
+    auto y = blockIdx.y * blockDim.y + threadIdx.y;
+    auto x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (y < M && x < N) {
+        const float* row = in + y * N;
+        *(out + x * M + y) = 0.5f * *(row + x);
+    }
+}
+"""
+
 HALF = """#include <cuda_fp16.h>
 extern "C" __global__ void k(const __half* in, __half* out, int M, int N)
 {
@@ -196,6 +208,10 @@ def two(tmp: Path) -> TaskSpec:
     return spec_of(tmp, TWO, args=TWO_ARGS, shapes=SHAPES, grid=("ceil_div(N, 32)",
                                                                   "ceil_div(M, 8)"),
                    block=("32", "8"))
+
+
+def deref(tmp: Path) -> TaskSpec:
+    return transpose(tmp, DEREF)
 
 
 def half(tmp: Path) -> TaskSpec:
@@ -284,6 +300,18 @@ def test_each_load_across_the_grain_gets_a_tile_of_its_own(tmp_path: Path) -> No
     assert ("    out[x * M + y] = pncu_tile0[threadIdx.x][threadIdx.y] - "
             "pncu_tile1[threadIdx.x][threadIdx.y] * c[x * M + y] + w[y];\n") in write
     assert rendered(spec, [a]) == TWO
+
+
+def test_an_address_written_as_pointer_arithmetic_is_read_alike(tmp_path: Path) -> None:
+    spec = deref(tmp_path)
+    a = applied("smem_tile", spec)
+    assert a.sites[0].startswith("*(row + x) (along x) staged through TILE x TILE shared tiles "
+                                 "for *(out + x * M + y) (along y)")
+    text = rendered(spec, [a], PNCU_TILE=16)
+    assert ("            const float* row = in + y * N;\n"
+            "            pncu_tile[threadIdx.y][threadIdx.x] = *(row + x);\n") in text
+    assert "*(out + x * M + y) = 0.5f * pncu_tile[threadIdx.x][threadIdx.y];" in text
+    assert rendered(spec, [a]) == DEREF
 
 
 def test_the_tiles_have_the_element_type_and_fit_in_shared_memory(tmp_path: Path) -> None:
@@ -463,6 +491,7 @@ ODD = {  # sizes that are no multiple of a tile, a block, or a warp
     "reverse": (reverse, [{"M": 37, "N": 45}]),
     "two": (two, [{"M": 37, "N": 45}, {"M": 17, "N": 33}]),
     "half": (half, [{"M": 37, "N": 45}]),
+    "deref": (deref, [{"M": 37, "N": 45}]),
 }
 
 

@@ -98,5 +98,8 @@ def test_an_address_moves_with_the_names_it_reads_through_fixed_locals() -> None
     assert ts.address_stride(_subscript(fn, "base[moved]"), {"col"}, values) is None
     assert not ts.depends_on(_subscript(fn, "base[moved]"), {"col"}, values)  # moved changes
     assert ts.depends_on(_subscript(fn, "in[row]"), {"row"}, values)
+    deref = ts.syntax_tree("void f() { v = *(in + y * N + x); }")
+    star = next(n for n in ts.walk(deref) if n.type == "pointer_expression")
+    assert ts.address_stride(star, {"x"}) == "unit" and ts.address_stride(star, {"y"}) == "scaled"
     assert ts.stride(_subscript(fn, "base[at]").named_children[-1].named_children[0],
                      {"col"}) is None  # without the values, `at` is a name like any other

@@ -272,6 +272,7 @@ def _staged(subject: Subject, found: el.Plane, body: Body, write: str, stores: l
     """The loads across the grain, each with its tile, and what the load phase repeats."""
     work = found.work(body.node)
     nodes: dict[str, list[Node]] = {}
+    roots: dict[str, str] = {}  # the parameter each load reads through
     for a in across:
         load = _load(a.node)
         if isinstance(load, str):
@@ -280,13 +281,14 @@ def _staged(subject: Subject, found: el.Plane, body: Body, write: str, stores: l
         if why:
             return why
         nodes.setdefault(ts.compact(load), []).append(load)
+        roots[ts.compact(load)] = a.root
     if len(nodes) > MOST_TILES:
         return (f"{len(nodes)} loads to stage (at most {MOST_TILES} tiles): "
                 f"{', '.join(ts.text(v[0]) for v in nodes.values())}")
     staged = []
     for k, same in enumerate(nodes.values()):
-        base = ts.address(_access(same[0]))[0]
-        kind = _element_type(subject, base or "")
+        base = ts.address(_access(same[0]))[0] or roots[ts.compact(same[0])]
+        kind = _element_type(subject, base)
         if kind is None:
             return (f"the element type of {base} is not written where it is declared (auto?): "
                     "the tile's type is unknown")
