@@ -103,19 +103,17 @@ AFFINE_ARGS = [{"name": "src", "dtype": "fp32", "shape": ["R", "C"], "role": "in
 AFFINE_SHAPES = [{"name": "main", "R": 8192, "C": 4096}, {"name": "odd", "R": 37, "C": 45}]
 AFFINE_LAUNCH = {"grid": ("ceil_div(C, 32)", "ceil_div(R, 8)"), "block": ("32", "8")}
 
-# NCHW -> NHWC of one image a blockIdx.z: pointers to the image's slice and a local index,
-# declared in the guarded block.
+# NCHW -> NHWC of one image a blockIdx.z: the image's offset declared before the guard, a
+# pointer to its slice after it.
 PERMUTE = """extern "C" __global__ void k(const float* in, float* out, int C, int HW)
 {
     const int n = blockIdx.z;
     const int hw = blockIdx.x * blockDim.x + threadIdx.x;
     const int c = blockIdx.y * blockDim.y + threadIdx.y;
-    if (hw < HW && c < C) {
-        const float* plane = in + (long long)n * C * HW;
-        float* pixel = out + (long long)n * HW * C;
-        const long long from = (long long)c * HW + hw;
-        pixel[(long long)hw * C + c] = plane[from];
-    }
+    const size_t image = (size_t)n * C * HW;
+    if (hw >= HW || c >= C) return;
+    const float* plane = in + image;
+    out[image + (size_t)hw * C + c] = plane[(size_t)c * HW + hw];
 }
 """
 PERMUTE_ARGS = [{"name": "in", "dtype": "fp32", "shape": ["B", "C", "HW"], "role": "input"},
@@ -255,14 +253,19 @@ def test_a_permute_of_a_batchs_slice_repeats_what_its_load_needs(tmp_path: Path)
     text = rendered(spec, [a], PNCU_TILE=32)
     load, write = text.split("__syncthreads();")
     assert load.startswith(PERMUTE.split("    const int hw")[0])  # the batch index stays above
-    assert ("        if (hw < HW && c < C) {\n"
-            "            const float* plane = in + (long long)n * C * HW;\n"
-            "            const long long from = (long long)c * HW + hw;\n"
-            "            pncu_tile[threadIdx.y][threadIdx.x] = plane[from];\n") in load
-    assert "pixel" not in load  # what the load does not need is not repeated
-    assert "        pixel[(long long)hw * C + c] = pncu_tile[threadIdx.x][threadIdx.y];\n" \
-        in write
-    assert "const int hw = blockIdx.x * blockDim.x + threadIdx.y;" in write
+    assert ("        const int c = blockIdx.y * blockDim.y + threadIdx.y;\n"
+            "        const size_t image = (size_t)n * C * HW;\n"
+            "        if (!(hw >= HW || c >= C)) {\n"
+            "            const float* plane = in + image;\n"
+            "            pncu_tile[threadIdx.y][threadIdx.x] = plane[(size_t)c * HW + hw];\n"
+            "        }\n") in load
+    assert write.endswith("    const int hw = blockIdx.x * blockDim.x + threadIdx.y;\n"
+                          "    const int c = blockIdx.y * blockDim.y + threadIdx.x;\n"
+                          "    const size_t image = (size_t)n * C * HW;\n"
+                          "    if (hw >= HW || c >= C) return;\n"
+                          "    const float* plane = in + image;\n"
+                          "    out[image + (size_t)hw * C + c] = "
+                          "pncu_tile[threadIdx.x][threadIdx.y];\n}\n")
     assert rendered(spec, [a]) == PERMUTE
 
 
