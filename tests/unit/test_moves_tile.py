@@ -390,6 +390,16 @@ def test_smem_tile_refuses_what_it_cannot_stage(tmp_path: Path, old: str, new: s
     assert why in refused("smem_tile", transpose(tmp_path, TRANSPOSE.replace(old, new)))
 
 
+def test_a_load_read_for_every_element_may_be_read_again_under_a_condition(
+        tmp_path: Path) -> None:
+    again = TRANSPOSE.replace("in[y * N + x];", "in[y * N + x];\n        out[x * M + y] += "
+                              "M > 4 ? in[y * N + x] : 0.0f;")
+    a = applied("smem_tile", spec := transpose(tmp_path, again))
+    assert a.sites[0].startswith("in[y * N + x] (along x) staged through TILE x TILE shared "
+                                 "tiles for out[x * M + y] (along y)")
+    assert rendered(spec, [a], PNCU_TILE=16).count("pncu_tile[threadIdx.x][threadIdx.y]") == 2
+
+
 def test_smem_tile_refuses_a_load_it_would_move_before_a_store_or_a_return(
         tmp_path: Path) -> None:
     stored = TRANSPOSE.replace("const float* in", "float* in").replace(

@@ -251,7 +251,8 @@ def _layout(subject: Subject, found: el.Plane) -> Layout | str:
         axis = found.row.name if write == ROW else found.lane.name
         return (f"no load is transposed against the stores: every access across both indices "
                 f"is unit-stride in {axis}, as the stores are (nothing to stage)")
-    return _staged(subject, found, body, write, [ts.text(n) for n, _ in stores], across)
+    written = list(dict.fromkeys(ts.text(n) for n, _ in stores))
+    return _staged(subject, found, body, write, written, across)
 
 
 def _write(found: el.Plane, stores: list[tuple[Node, str]]) -> str:
@@ -277,11 +278,12 @@ def _staged(subject: Subject, found: el.Plane, body: Body, write: str, stores: l
         load = _load(a.node)
         if isinstance(load, str):
             return load
-        why = _unconditional(load, work)
-        if why:
-            return why
         nodes.setdefault(ts.compact(load), []).append(load)
         roots[ts.compact(load)] = a.root
+    for same in nodes.values():  # one read for every element (the same text, the same value)
+        reasons = [_unconditional(n, work) for n in same]
+        if all(reasons):
+            return reasons[0]
     if len(nodes) > MOST_TILES:
         return (f"{len(nodes)} loads to stage (at most {MOST_TILES} tiles): "
                 f"{', '.join(ts.text(v[0]) for v in nodes.values())}")
