@@ -527,6 +527,8 @@ SMALL = {  # each extra kernel at a shape the emulator runs in a moment, odd in 
     "transpose_affine": {"R": 37, "C": 45},
     "nchw_to_nhwc_half": {"B": 2, "C": 19, "HW": 50},
     "add_transposed": {"M": 37, "N": 45},
+    "grad_transpose_accum": {"M": 37, "N": 45},  # kept aside while the move was written
+    "transpose_u8_pitched": {"H": 37, "W": 45, "PI": 47, "PO": 40},  # kept aside too
 }
 
 
