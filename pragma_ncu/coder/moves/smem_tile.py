@@ -126,7 +126,7 @@ def apply(subject: Subject) -> Applied | Refused:
     launch = _launch(subject)
     if isinstance(launch, str):
         return Refused(NAME, launch)
-    found = dealing.cooperates(subject) or el.plane(subject.kernel)
+    found = el.plane(subject.kernel)
     if isinstance(found, str):
         return Refused(NAME, found)
     layout = dealing.threads_unfit(subject, (found.lane.decl, found.row.decl), found.guards,
@@ -170,6 +170,9 @@ def _launch(subject: Subject) -> Launch | str:
                 "element (x, y)")
     if any(b != "1" for b in block[2:]):
         return "the block has a third dimension (the tile is a block of TILE x TILE threads)"
+    why = dealing.cooperates(subject)  # tiled already, say: before the grid's form
+    if why:
+        return why
     extents, tiled = [], []
     for d, axis in enumerate("xy"):
         extent = _ceil_div(grid[d], block[d])
