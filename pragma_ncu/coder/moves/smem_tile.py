@@ -14,9 +14,12 @@ threads at adjacent addresses, but writes `out` M elements apart, a sector for e
 
 The work's stores that depend on both indices are unit-stride along the same one (`out[x * M +
 y]`: along y); its loads that depend on both are unit-stride along that one (left as written)
-or along the other (`in[y * N + x]`: those are *staged*); loads of one index only (`bias[x]`),
-scalars and other inputs are read as written. Addresses are read through the locals the kernel
-never changes (`const int i_in = y * N + x;`, `const float* row = in + y * N;`).
+or along the other (`in[y * N + x]`, `*(in + y * N + x)`, `__ldg(&in[y * N + x])`: those are
+*staged*, a tile each, up to four); loads of one index only (`bias[x]`), scalars and other
+inputs are read as written. Addresses are read through the locals the kernel never changes
+(`const int i_in = y * N + x;`, `const float* row = in + y * N;`). A staged load must be read
+for every element in range (once at least, not under a condition of the work nor after a
+return in it), of an array the kernel does not store to, with values it does not change.
 
 The rewrite (knob PNCU_TILE: 0 = the source and the launch as written, 16, 32): the block is
 TILE x TILE threads and the grid ceil_div over the same extents. First each thread loads its
@@ -31,8 +34,7 @@ It refuses a 1-D launch, a grid not written as ceil_div(extent, block) in x and 
 a third dimension, loops, barriers or shared memory of the kernel's own, thread or block indices
 read outside the two index declarations (blockIdx.z, a batch, is kept), returns before the
 guard, stores along both indices, an access across both indices that is unit-stride along
-neither, a staged load under a condition, after a return, of an array the kernel stores to, or
-through its address, and more than four tiles.
+neither, and a load to stage that is not read for every element as above.
 """
 
 from __future__ import annotations
