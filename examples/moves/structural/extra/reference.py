@@ -14,14 +14,12 @@ def _f64(a):
 
 # --- smem_tile's kernels ----------------------------------------------------------------------
 
-def transpose_affine(**kw):
-    R, C = int(kw["R"]), int(kw["C"])
-    return float(kw["alpha"]) * _f64(kw["in"]).reshape(R, C).T + _f64(kw["bias"])[:, None]
+def transpose_affine(w, bias, alpha, R, C):
+    return float(alpha) * _f64(w).reshape(R, C).T + _f64(bias)[:, None]
 
 
-def nchw_to_nhwc_half(**kw):
-    C, HW = int(kw["C"]), int(kw["HW"])
-    x = np.asarray(kw["in"], dtype=np.float32).reshape(-1, C, HW)
+def nchw_to_nhwc_half(x, C, HW):
+    x = np.asarray(x, dtype=np.float32).reshape(-1, int(C), int(HW))
     return np.ascontiguousarray(x.transpose(0, 2, 1))
 
 
