@@ -2,7 +2,8 @@
 # Issues 26 and 34 on a GPU machine, in one device call: `tune --no-llm` with the source moves on
 # every calibration kernel (examples/moves/*.cu), every held-out one (examples/moves/heldout/*.cu),
 # every bundled plain example (examples/*.cu) and the structural sets (examples/moves/structural/
-# and its heldaside/, each kernel's hand-written version in fast/ timed beside it by `bench`), as
+# and its heldaside/, each kernel's hand-written version in fast/ timed beside it by `bench`; its
+# extra/, naive kernels only), as
 # parallel streams, one per GPU:
 #   bash tools/gpu_moves_check.sh OUT [NAME ...]     (NAME: only these kernels, or these sets)
 # Each kernel: `pragma-ncu tune --kernel K --shape S --no-llm` at its first shape (the spec's

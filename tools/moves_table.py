@@ -36,7 +36,8 @@ from pragma_ncu.measure.records import RoundRecord  # noqa: E402
 SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout"),
         ("blind", "examples/moves/blind"), ("example", "examples"),
         ("structural", "examples/moves/structural"),
-        ("heldaside", "examples/moves/structural/heldaside"))
+        ("heldaside", "examples/moves/structural/heldaside"),
+        ("extra", "examples/moves/structural/extra"))  # naive kernels of the later moves
 STRUCTURAL = ("structural", "heldaside")  # each kernel beside a hand-written one in fast/
 HEADERS = ("kernel", "set", "baseline → best µs", "speedup", "% of roofline", "moves that won",
            "moves tried", "stop reason", "wall s")

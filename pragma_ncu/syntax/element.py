@@ -6,7 +6,14 @@ the row readers read it):
     if (i >= n) return;  ... the element's work ...      or      if (i < n) { ... }
 
 and the guard of any coordinates (`guard_of`: the `if`s that keep threads off what is out of
-range, and the upper bound each puts on a name).
+range, and the upper bound each puts on a name); and its two-dimensional form, a thread per
+element (x, y) of a 2-D launch (`smem_tile` reads it):
+
+    T x = blockIdx.x * blockDim.x + threadIdx.x;   (one declaration or two, any order)
+    T y = blockIdx.y * blockDim.y + threadIdx.y;
+    ... declarations ...
+    if (x >= N || y >= M) return;  ... the work ...     (or several such returns in a row)
+    or      if (x < N && y < M) { ... the work ... }
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pragma_ncu.syntax.functions import body
-from pragma_ncu.syntax.index import index_name
+from pragma_ncu.syntax.index import axis_of, index_name
 from pragma_ncu.syntax.memory import bare
 from pragma_ncu.syntax.tree import Node, inside, mentions, statements, text
 
@@ -148,3 +155,87 @@ def guard_of(fn_body: Node, names: set[str]) -> Guard | None:
 def _condition(guard: Node) -> Node:
     clause = guard.child_by_field_name("condition")
     return clause.child_by_field_name("value") or clause.named_children[0]
+
+
+# --- a thread per element of a plane ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Index:
+    """A global index the kernel declares: its name, the launch axis it runs along, the
+    declaration it stands in and its value (the index expression)."""
+
+    name: str
+    axis: str
+    decl: Node
+    value: Node
+
+
+@dataclass(frozen=True)
+class Plane:
+    """A thread's element (x, y): the global indices along the launch's first two axes (`lane`
+    along x, whose adjacent values adjacent threads of a warp take; `row` along y), the `if`s
+    that guard both (early returns in a row, or one `if` holding the work), and the
+    declarations between the indices and the guard."""
+
+    lane: Index
+    row: Index
+    guards: tuple[Node, ...]
+    early: bool
+    prologue: tuple[Node, ...]  # the statements from the first index's to the guard's
+
+    @property
+    def names(self) -> set[str]:
+        return {self.lane.name, self.row.name}
+
+    def work(self, block: Node) -> list[Node]:
+        """The statements of the element's work: after the guards, or in the guard's block."""
+        if self.early:
+            return [s for s in statements(block) if s.start_byte >= self.guards[-1].end_byte]
+        inner = self.guards[0].child_by_field_name("consequence")
+        return statements(inner) if inner.type == "compound_statement" else [inner]
+
+    def in_range(self) -> str:
+        """The condition under which the element is in range, as C text."""
+        tests = [_condition(g) for g in self.guards]
+        if not self.early:
+            return text(tests[0])
+        return " && ".join(f"!({text(t)})" for t in tests)
+
+
+def plane(kernel: Node) -> Plane | str:
+    """The kernel's two global indices and their guard, or why it has none."""
+    stmts = statements(body(kernel))
+    found: dict[str, Index] = {}
+    for s in (s for s in stmts if s.type == "declaration"):
+        for d in s.children_by_field_name("declarator"):
+            target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+            axis = axis_of(value) if d.type == "init_declarator" else None
+            if axis is None or target.type != "identifier":
+                continue
+            if axis in found:
+                return f"two global indices along {axis} ({found[axis].name}, {text(target)})"
+            found[axis] = Index(text(target), axis, s, value)
+    if "x" not in found or "y" not in found:
+        return ("no pair of global indices `x = blockIdx.x * blockDim.x + threadIdx.x`, `y = "
+                "blockIdx.y * blockDim.y + threadIdx.y` declared in the kernel's body")
+    lane, row = found["x"], found["y"]
+    first = min(stmts.index(lane.decl), stmts.index(row.decl))
+    last = max(stmts.index(lane.decl), stmts.index(row.decl))
+    names = {lane.name, row.name}
+    k = next((k for k in range(last + 1, len(stmts)) if stmts[k].type != "declaration"), None)
+    if k is None or stmts[k].type != "if_statement":
+        return (f"{lane.name} and {row.name} are not checked by an `if` right after the "
+                "declarations that follow them")
+    guards = [stmts[k]]
+    early = only_returns(stmts[k].child_by_field_name("consequence"))
+    while early and k + 1 < len(stmts) and stmts[k + 1].type == "if_statement" and \
+            only_returns(stmts[k + 1].child_by_field_name("consequence")):
+        k += 1
+        guards.append(stmts[k])
+    if any(g.child_by_field_name("alternative") is not None for g in guards):
+        return "the guard has an else"
+    if not all(any(mentions(_condition(g), {n}) for g in guards) for n in names):
+        return f"the guard does not bound both {lane.name} and {row.name}"
+    if not early and any(mentions(s, names) for s in stmts[k + 1:]):
+        return f"{lane.name} or {row.name} is used after the guarded block"
+    return Plane(lane, row, tuple(guards), early, tuple(stmts[first:stmts.index(guards[0])]))

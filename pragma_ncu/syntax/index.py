@@ -1,5 +1,7 @@
 """The global thread index, read in one place: `blockIdx.x * blockDim.x + threadIdx.x` in any
 operand order, with casts (`(long long)blockIdx.x * blockDim.x`, `static_cast<size_t>(...)`)
+and parentheses, and the grid-stride step `i += gridDim.x * blockDim.x`; the same index along
+the launch's other axes (`blockIdx.y * blockDim.y + threadIdx.y`) for 2-D and 3-D launches.
 and parentheses, and the grid-stride step `i += gridDim.x * blockDim.x`; the reads of the
 built-in indices in every dimension (`builtin_reads`); and a flat index split into two
 coordinates by one divisor (`split_index`: `r = i % D; c = i / D;`).
@@ -31,6 +33,7 @@ def index_forms(axis: str = "x") -> frozenset[str]:
 
 
 INDEX_FORMS = index_forms("x")
+AXES = ("x", "y", "z")
 STRIDES = ("+=gridDim.x*blockDim.x", "+=blockDim.x*gridDim.x")
 
 
@@ -42,6 +45,14 @@ def normal(code: str) -> str:
 def is_global_index(node: Node | None) -> bool:
     """`node` is the global index expression itself."""
     return node is not None and normal(text(node)) in INDEX_FORMS
+
+
+def axis_of(node: Node | None) -> str | None:
+    """The axis ("x", "y" or "z") whose global index `node` is, None for any other code."""
+    if node is None:
+        return None
+    form = normal(text(node))
+    return next((axis for axis in AXES if form in index_forms(axis)), None)
 
 
 def index_name(decl: Node) -> str | None:

@@ -5,6 +5,7 @@ lanes, and how an access's address moves as some names step by one (`stride`,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pragma_ncu.syntax.loops import Induction
@@ -209,27 +210,27 @@ def bare(node: Node) -> Node:
     return node
 
 
-def stride(index: Node | None, names: set[str] | frozenset[str],
-           values: dict[str, Node] | None = None) -> str | None:
+def stride(index: Node | None, names: set[str],
+           values: Mapping[str, Node] | None = None) -> str | None:
     """How an index moves with the loop's variables `names`: "unit" (one of them added as it
     is: consecutive iterations, consecutive addresses), "scaled" (added times a factor), None
-    (otherwise, or not at all). A name may be an identifier or a built-in index as written
-    (`threadIdx.x`); with `values` (`fixed_values`), a name that is not one of `names` is read
-    through the value its declaration gives it (`row * K` with `row = ... + threadIdx.x`)."""
+    (otherwise, or not at all). With `values` (`fixed_values`), a local computed from them is
+    read through its value (`const int k = r * n + j;` then `a[k]`)."""
     if index is None:
         return None
     node = bare(index)
     if compact(node) in names and node.type in ("identifier", "field_expression"):
         return "unit"
     if node.type == "identifier":
-        value = (values or {}).get(text(node))
-        return stride(value, names, _without(values, text(node))) if value is not None \
-            else None
+        if text(node) in names:
+            return "unit"
+        inner = (values or {}).get(text(node))
+        return stride(inner, names, _without(values, text(node))) if inner is not None else None
     if node.type != "binary_expression":
         return None
     op = text(node.child_by_field_name("operator"))
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    moving = [_moves(left, names, values), _moves(right, names, values)]
+    moving = [depends_on(left, names, values), depends_on(right, names, values)]
     if moving == [True, True] or not any(moving):
         return None
     inner, other = (left, right) if moving[0] else (right, left)
@@ -240,34 +241,45 @@ def stride(index: Node | None, names: set[str] | frozenset[str],
     return None
 
 
-def _moves(node: Node, names: set[str] | frozenset[str], values: dict[str, Node] | None) -> bool:
-    """`node` reads one of `names`, directly or through `values`."""
-    for n in walk(node):
-        if n.type in ("identifier", "field_expression") and compact(n) in names:
-            return True
-        if n.type == "identifier" and values and text(n) in values and \
-                _moves(values[text(n)], names, _without(values, text(n))):
-            return True
+def _without(values: Mapping[str, Node] | None, name: str) -> dict[str, Node]:
+    """`values` but `name` (read once on a path: a name never reaches itself)."""
+    return {k: v for k, v in (values or {}).items() if k != name}
+
+
+def depends_on(node: Node | None, names: set[str] | frozenset[str],
+               values: Mapping[str, Node] | None = None) -> bool:
+    """`node` reads one of `names` (identifiers, or built-in indices as written), or (with
+    `values`) a local computed from one of them."""
+    pending, seen = [node] if node is not None else [], set()
+    while pending:
+        for n in walk(pending.pop()):
+            if n.type == "field_expression" and compact(n) in names:
+                return True
+            if n.type != "identifier":
+                continue
+            name = text(n)
+            if name in names:
+                return True
+            if values and name in values and name not in seen:
+                seen.add(name)
+                pending.append(values[name])
     return False
 
 
-def _without(values: dict[str, Node] | None, name: str) -> dict[str, Node] | None:
-    """`values` less `name` (a value is never read through itself)."""
-    return None if values is None else {k: v for k, v in values.items() if k != name}
-
-
 def fixed_values(fn_body: Node) -> dict[str, Node]:
-    """name -> the value its declaration gives it, for the names declared once below
-    `fn_body` with a value and never assigned again: wherever such a name is read, it holds
-    that value (as computed where it was declared)."""
+    """The locals a body declares once, with a value, and never changes or takes the address
+    of: name -> that value (so that code reading the name reads the value)."""
     declared: dict[str, list[Node | None]] = {}
     for n in walk(fn_body):
         if n.type == "declaration":
-            for name, d in declarators(n):
-                declared.setdefault(name, []).append(
-                    d.child_by_field_name("value") if d.type == "init_declarator" else None)
-    changed = {text(t) for n in walk(fn_body) if (t := assigned(n)) is not None and
-               t.type == "identifier"}
+            for d in n.children_by_field_name("declarator"):
+                name = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                while name is not None and name.type != "identifier":
+                    name = name.child_by_field_name("declarator")
+                if name is not None:
+                    declared.setdefault(text(name), []).append(
+                        d.child_by_field_name("value") if d.type == "init_declarator" else None)
+    changed = changed_names(fn_body)
     return {name: found[0] for name, found in declared.items()
             if len(found) == 1 and found[0] is not None and name not in changed}
 
@@ -288,7 +300,7 @@ def computed_from(fn_body: Node, seeds: set[str]) -> set[str]:
     while changed:
         changed = False
         for name, value in flows:
-            if name not in out and _moves(value, out, None):
+            if name not in out and depends_on(value, out, None):
                 out.add(name)
                 changed = True
     return out
@@ -309,12 +321,12 @@ def address_strides(fn_body: Node, params: set[str],
     for a in accesses(fn_body, params):
         base, index = address(a.node)
         if base is None:
-            out.append((a, "other" if _moves(a.node, moving, None) else None))
+            out.append((a, "other" if depends_on(a.node, moving, None) else None))
             continue
         parts = [p for p in (index, values.get(base) if base in derived else None)
                  if p is not None]
-        touched = [p for p in parts if _moves(p, names, values)]
-        if base in loose or any(_moves(p, loose, None) for p in parts):
+        touched = [p for p in parts if depends_on(p, names, values)]
+        if base in loose or any(depends_on(p, loose, None) for p in parts):
             out.append((a, "other"))
         elif not touched:
             out.append((a, None))
@@ -322,6 +334,42 @@ def address_strides(fn_body: Node, params: set[str],
             kind = stride(touched[0], names, values) if len(touched) == 1 else None
             out.append((a, kind or "other"))
     return out
+
+
+def changed_names(fn_body: Node) -> set[str]:
+    """The names a body assigns, increments or takes the address of (`&v`): those it may
+    change after their declaration (parameters too)."""
+    out = set()
+    for n in walk(fn_body):
+        if n.type == "assignment_expression":
+            target = n.child_by_field_name("left")
+        elif n.type == "update_expression" or (
+                n.type == "pointer_expression" and text(n.child_by_field_name("operator")) == "&"):
+            target = n.child_by_field_name("argument")
+        else:
+            continue
+        if target is not None and target.type == "identifier":
+            out.add(text(target))
+    return out
+
+
+def address_stride(access: Node, names: set[str],
+                   values: Mapping[str, Node] | None = None) -> str | None:
+    """How the address of an access (`a[k]`, `*(a + k)`, `*a`) moves with `names`, its pointer
+    read through `values` too (`const float* row = x + r * C;` then `row[j]`): "unit",
+    "scaled", None (otherwise, or not at all)."""
+    if access.type == "subscript_expression":
+        base, index = address(access)
+        if base is None:
+            return None
+        parts = [access.child_by_field_name("argument"), index]
+    elif access.type == "pointer_expression" and \
+            text(access.child_by_field_name("operator")) == "*":
+        parts = [access.child_by_field_name("argument")]  # the address itself: a + k
+    else:
+        return None
+    moving = [p for p in parts if p is not None and depends_on(p, names, values)]
+    return stride(moving[0], names, values) if len(moving) == 1 else None
 
 
 def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[str],

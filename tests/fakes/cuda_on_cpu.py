@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent / "cuda_emu"
-Dims = int | tuple[int, ...]  # a launch's grid or block: x alone, or (x, y) or (x, y, z)
-
-
 def compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+
+
+Dims = int | tuple[int, ...]  # a launch's grid or block: one number, or up to three
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,15 @@ SCALARS = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint32": ctypes.c_
 
 
 def equivalent(spec: Any, text: str, launch: dict[str, Any], point: dict[str, Any],
-               dims: dict[str, int], out: Path, seed: int = 0) -> dict[str, float]:
-    """Run the spec's kernel as written and `text` (a rewrite of it, launched as `launch` at
-    the knobs' values `point`) on the same inputs at `dims`; assert that every output agrees
-    within the spec's tolerance, and return each output's largest error over its tolerance."""
+               dims: dict[str, int], out: Path, seed: int = 0,
+               reference: bool = False) -> dict[str, float]:
+    """Run the spec's kernel as written and `text` (a rewrite of it, launched as `launch`, a
+    launch table of any dimensions, at the knobs' values `point`) on the same inputs at `dims`;
+    assert that every output agrees within the spec's tolerance, and return each output's
+    largest error over its tolerance. With `reference`, the source's outputs must agree with
+    the spec's NumPy reference too."""
     from pragma_ncu.backends.cpu.worker.workspace import generate, storage
-    from pragma_ncu.spec import dtypes, expr
+    from pragma_ncu.spec import expr
     from pragma_ncu.spec.model import Shape
 
     task = spec.resolve(Shape("emulated", tuple(dims.items())))
@@ -112,15 +115,31 @@ def equivalent(spec: Any, text: str, launch: dict[str, Any], point: dict[str, An
             arrays[a.name] if a.role != "scalar" else SCALARS[a.dtype](a.value)
             for a in task.args])
         results.append(arrays)
+    if reference:
+        from pragma_ncu.worker.reference import load_function, run_numpy_reference
+
+        fn = load_function(str(spec.reference.function), str(spec.spec_path.parent))
+        want = run_numpy_reference(fn, task.args, inputs.__getitem__)
+        _agree(spec, task, {k: v.astype(results[0][k].dtype) for k, v in want.items()},
+               results[0], "the source against the reference")
+    return _agree(spec, task, results[0], results[1], "the rewrite against the source")
+
+
+def _agree(spec: Any, task: Any, wanted: dict[str, np.ndarray], gotten: dict[str, np.ndarray],
+           what: str) -> dict[str, float]:
+    """Assert that every output agrees within the spec's tolerance; each output's largest
+    error over its tolerance."""
+    from pragma_ncu.spec import dtypes
+
     errors = {}
     for a in (a for a in task.args if a.role in ("output", "inout")):
         atol, rtol = spec.tolerance.for_dtype(dtypes.lookup(a.dtype))
-        want, got = (r[a.name].astype(np.float64) for r in results)
-        assert not np.isnan(want).any(), f"{a.name}: the source leaves elements unwritten"
+        want, got = wanted[a.name].astype(np.float64), gotten[a.name].astype(np.float64)
+        assert not np.isnan(want).any(), f"{a.name}: {what}: unwritten elements"
         bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
         first = int(np.argmax(bad))
-        assert not bad.any(), (f"{a.name}: {int(bad.sum())} of {a.numel} differ, the first at "
-                               f"{first}: {got[first]} against {want[first]}")
+        assert not bad.any(), (f"{a.name}: {what}: {int(bad.sum())} of {a.numel} differ, the "
+                               f"first at {first}: {got[first]} against {want[first]}")
         room = atol + rtol * np.abs(want)
         errors[a.name] = float(np.max(np.divide(np.abs(got - want), room, where=room > 0,
                                                 out=np.zeros_like(room)), initial=0.0))

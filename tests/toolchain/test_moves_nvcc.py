@@ -1,7 +1,7 @@
-"""The source moves through nvcc (present in CI): on every calibration kernel and bundled plain
-example, the moves template at its defaults compiles to the same cubin as the source, and each
-move's boldest point compiles; the best kernel written out as plain source compiles on its
-own with the flags its header names."""
+"""The source moves through nvcc (present in CI): on every calibration kernel (the extra
+structural ones too) and bundled plain example, the moves template at its defaults compiles to
+the same cubin as the source, and each move's boldest point compiles; the best kernel written
+out as plain source compiles on its own with the flags its header names."""
 
 from __future__ import annotations
 
@@ -152,3 +152,26 @@ def test_a_template_kernels_best_written_out_is_still_its_template(tmp_path: Pat
                           str(tmp_path / "best.cu")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert b"softplus_rows" in (tmp_path / "b.cubin").read_bytes()
+
+
+@pytest.mark.parametrize("tile", [16, 32])
+def test_smem_tile_compiles_to_a_staged_tile_and_smem_pad_pads_it(
+        tile: int, tmp_path: Path, nvcc) -> None:  # type: ignore[no-untyped-def]
+    """The transpose snippets of the unit tests at each tile: one barrier, the staged loads
+    through shared memory; and the tile padded by smem_pad in the next round compiles too."""
+    from tests.fakes.moves import applied, rendered
+    from tests.unit import test_moves_tile as snippets
+
+    for make in (snippets.transpose, snippets.affine, snippets.permute, snippets.reverse,
+                 snippets.two, snippets.half, snippets.deref):
+        spec = make(tmp_path)
+        text = rendered(spec, [applied("smem_tile", spec)], PNCU_TILE=tile)
+        padded = text.replace(f"[{tile}][{tile}];", f"[{tile}][{tile} + 1];")
+        for name, source in (("tiled", text), ("padded", padded)):
+            (tmp_path / f"{name}.cu").write_text(source)
+            run = subprocess.run([nvcc.path, "-arch=sm_90", "-ptx", "-o",
+                                  str(tmp_path / f"{name}.ptx"), str(tmp_path / f"{name}.cu")],
+                                 capture_output=True, text=True)
+            assert run.returncode == 0, (make.__name__, name, run.stderr)
+            ptx = (tmp_path / f"{name}.ptx").read_text()
+            assert ptx.count("bar.sync") == 1 and "st.shared" in ptx and "ld.shared" in ptx

@@ -31,6 +31,9 @@ ROLE_EXCEPTIONS = {
     ("corpus/scatter_store.toml", "records"): (
         "output", "inout", "the kernel writes one float of every 8-float record; the spec keeps "
         "the rest as they were (inout), which no access order shows"),
+    ("moves/structural/extra/transpose_u8_pitched.toml", "dst"): (
+        "output", "inout", "the kernel writes H bytes of every pitch_out-byte row; the spec keeps "
+        "the bytes past them as they were (inout), which no access order shows"),
     ("faults/mutate_input.toml", "x"): (
         "inout", "input", "the planted fault: x is read, then written; the spec calls it an "
         "input so that the harness catches the mutation"),

@@ -1,8 +1,8 @@
 """The source-moves calibration sets (examples/moves/, held-out kernels in heldout/; the
 structural ones of examples/moves/structural/ with their held-aside part, and the extra ones of
-structural/extra/): plain kernels with no knobs of their own, a tuned shape and an odd one
-each, NumPy references that run, and at least one calibration kernel for every move of the
-catalog."""
+structural/extra/, written with the moves that need them): plain kernels with no knobs of their
+own, a tuned shape and an odd one each, NumPy references that run, and at least one calibration
+kernel for every move of the catalog."""
 
 from __future__ import annotations
 

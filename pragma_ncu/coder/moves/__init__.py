@@ -23,6 +23,7 @@ from pragma_ncu.coder.moves import (
     readonly,
     row_team,
     smem_pad,
+    smem_tile,
     split_reduction,
     unroll,
     vectorize,
@@ -32,6 +33,7 @@ from pragma_ncu.coder.moves.base import Applied, Knob, Move, Refused, Subject
 
 MOVES: tuple[Move, ...] = (
     smem_pad.MOVE,
+    smem_tile.MOVE,
     block_columns.MOVE,
     block_reduce.MOVE,
     coalesce.MOVE,

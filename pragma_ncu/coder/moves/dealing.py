@@ -1,11 +1,14 @@
 """What the moves that change which thread does what share: the checks that a kernel of one
-thread per element lets its threads be re-mapped (`kernel_unfit`), and dealing a loop's
+thread per element lets its threads be re-mapped (`kernel_unfit`, `threads_unfit` for a 2-D
+element, `cooperates` for threads that work together already), and dealing a loop's
 iterations out to several threads (`step_edits`: part p of PARTS starts each variable the loop
-steps p steps on and steps it PARTS times as far). `split_reduction`, `row_team` and
-`vectorize` use them.
+steps p steps on and steps it PARTS times as far). `split_reduction`, `row_team`, `vectorize`
+and `smem_tile` use them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pragma_ncu import syntax as ts
 from pragma_ncu.coder.moves import template as tpl
@@ -21,6 +24,31 @@ def kernel_unfit(subject: Subject, found: el.Element) -> str:
     """Why the kernel's threads cannot be re-mapped ('' when they can): names of the moves'
     own prefix, shared memory or synchronization of its own, the thread or block indices read
     outside the element index, an index or guard that does not start its own line."""
+    return threads_unfit(subject, (found.decl,), (found.guard,))
+
+
+def threads_unfit(subject: Subject, indices: Sequence[Node], guards: Sequence[Node],
+                  kept: frozenset[str] = frozenset()) -> str:
+    """`kernel_unfit` for a kernel whose element is read by the declarations `indices` and
+    guarded by `guards`; the built-in fields in `kept` (`blockIdx.z`) may be read anywhere."""
+    why = cooperates(subject)
+    if why:
+        return why
+    for fn in subject.reached():
+        for n in ts.walk(ts.body(fn)):
+            if n.type == "field_expression" and ts.text(n) not in kept and (
+                    fn != subject.kernel or not any(ts.inside(n, d) for d in indices)) and \
+                    ts.text(n.child_by_field_name("argument")) in BUILTINS:
+                return (f"the kernel reads {ts.text(n)} outside its element index: each "
+                        "thread's place would change")
+    if any(ts.indentation(subject.data, n.start_byte) is None for n in (*indices, *guards)):
+        return "the element index or its guard does not start its own line"
+    return ""
+
+
+def cooperates(subject: Subject) -> str:
+    """Why the kernel's threads work together already ('' when they do not): shared memory or
+    synchronization of its own, or names of the moves' own prefix (a move's rewrite)."""
     for fn in subject.reached():
         for n in ts.walk(ts.body(fn)):
             if n.type == "identifier" and ts.text(n).startswith(LOCAL):
@@ -30,13 +58,6 @@ def kernel_unfit(subject: Subject, found: el.Element) -> str:
             if n.type == "call_expression" and ts.text(
                     n.child_by_field_name("function")).startswith(ts.SYNCING):
                 return "the kernel synchronizes threads (barriers, shuffles or votes)"
-            if n.type == "field_expression" and (fn != subject.kernel or not ts.inside(
-                    n, found.decl)) and ts.text(n.child_by_field_name("argument")) in BUILTINS:
-                return (f"the kernel reads {ts.text(n)} outside its element index: each "
-                        "thread's place would change")
-    if ts.indentation(subject.data, found.decl.start_byte) is None or \
-            ts.indentation(subject.data, found.guard.start_byte) is None:
-        return "the element index or its guard does not start its own line"
     return ""
 
 
