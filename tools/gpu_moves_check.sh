@@ -23,6 +23,9 @@ set -uo pipefail
 OUT=${1:?usage: tools/gpu_moves_check.sh OUT}
 ROUNDS=${ROUNDS:-3} BUDGET=${BUDGET:-24} ROUND_S=${ROUND_S:-20} MEASURE_S=${MEASURE_S:-20}
 PER_KERNEL=${PER_KERNEL:-75} DEADLINE=${DEADLINE:-510} GPUS=${GPUS:-2} FIRST_GPU=${FIRST_GPU:-0}
+# DEFAULTS=1: tune at its default options (its own --max-time of 120 s bounds each run)
+LIMITS="--rounds $ROUNDS --budget $BUDGET --time-budget $ROUND_S --timeout $MEASURE_S"
+[ "${DEFAULTS:-0}" = 1 ] && LIMITS=""
 mkdir -p "$OUT/results" "$OUT/traces" "$OUT/logs" "$OUT/runs"
 if ! PYTHONPATH=/tmp/site python3 -c "import tree_sitter, optuna" 2> /dev/null; then
     bash tools/install_wheels.sh /tmp/site > "$OUT/wheels.log" 2>&1 || { cat "$OUT/wheels.log"; exit 1; }
@@ -54,8 +57,7 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
         CUDA_VISIBLE_DEVICES=$((gpu + FIRST_GPU)) PRAGMA_NCU_CACHE=/tmp/pcache-$((gpu + FIRST_GPU)) \
             timeout -s INT -k 10 "$PER_KERNEL" \
             python3 -m pragma_ncu tune --kernel "$kernel" --shape "$shape" --no-llm \
-            --rounds "$ROUNDS" --budget "$BUDGET" --time-budget "$ROUND_S" \
-            --timeout "$MEASURE_S" --store "$OUT/runs/$set-$name.sqlite" --format json ${TUNE_ARGS:-} \
+            $LIMITS --store "$OUT/runs/$set-$name.sqlite" --format json ${TUNE_ARGS:-} \
             > "$OUT/results/$set-$name.json" 2> "$OUT/logs/$set-$name.log"
         rc=$?
         case "$set" in structural|heldaside)  # the hand-written version, at the same shape

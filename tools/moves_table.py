@@ -34,10 +34,10 @@ from pragma_ncu.loop.results import moves_won  # noqa: E402
 from pragma_ncu.measure.records import RoundRecord  # noqa: E402
 
 SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout"),
+        ("extra", "examples/moves/structural/extra"),  # naive kernels of the later moves
         ("blind", "examples/moves/blind"), ("example", "examples"),
         ("structural", "examples/moves/structural"),
-        ("heldaside", "examples/moves/structural/heldaside"),
-        ("extra", "examples/moves/structural/extra"))  # naive kernels of the later moves
+        ("heldaside", "examples/moves/structural/heldaside"))
 STRUCTURAL = ("structural", "heldaside")  # each kernel beside a hand-written one in fast/
 HEADERS = ("kernel", "set", "baseline → best µs", "speedup", "% of roofline", "moves that won",
            "moves tried", "stop reason", "wall s")
