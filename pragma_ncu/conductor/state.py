@@ -6,7 +6,7 @@ from typing import Any
 
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.measure.records import KernelState
-from pragma_ncu.measure.roofline import ComputeRate, shape_fraction
+from pragma_ncu.measure.roofline import MEMORY, ComputeRate, shape_fraction
 from pragma_ncu.measure.stats import geomean
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.search.results import Retest
@@ -87,20 +87,40 @@ def roofline_fraction(retest: Retest, compute: ComputeRate | None = None
 
 
 def with_profile(state: KernelState, kernel: KernelProfile | None, diagnosis: Diagnosis | None,
-                 profile_path: str = "", shape: str = "", profiler: str = "") -> KernelState:
+                 profile_path: str = "", shape: str = "", profiler: str = "",
+                 spec_bytes: float | None = None) -> KernelState:
+    """`state` with what the profile says; `spec_bytes`, the bytes the spec says the kernel
+    moves at the profiled shape, lets the roofline stand on the fewer bytes the kernel was
+    measured to move (`moved_fraction`)."""
     if kernel is None or diagnosis is None:
         return state
     metrics = {name: kernel.value(name) for name in (*KEY_METRICS, *CPU_KEY_METRICS)}
     registers = kernel.value("launch__registers_per_thread")
+    fraction = state.ceiling_fraction if state.ceiling_fraction is not None \
+        else diagnosis.roofline.ceiling_fraction
     return KernelState(**{
         **state.__dict__,
         "metrics": {k: float(v) for k, v in metrics.items() if v is not None},
         "registers": int(registers) if registers is not None else state.registers,
         "classification": diagnosis.classification,
         "findings": tuple(_finding(f) for f in diagnosis.findings[:MAX_FINDINGS]),
-        "ceiling_fraction": state.ceiling_fraction if state.ceiling_fraction is not None
-        else diagnosis.roofline.ceiling_fraction,
+        "ceiling_fraction": moved_fraction(fraction, state.bound_by, kernel, spec_bytes),
         "profile_path": profile_path, "profile_shape": shape, "profiler": profiler})
+
+
+def moved_fraction(fraction: float | None, bound_by: str, kernel: KernelProfile,
+                   spec_bytes: float | None) -> float | None:
+    """A memory-bound fraction of the roofline on the bytes the kernel moves: where the
+    profile measured fewer DRAM bytes than the spec's arrays hold (a gather reads some rows of
+    a table; a kernel skips what a mask leaves out), the attainable time is that of the fewer
+    bytes, and the fraction shrinks in proportion. More bytes than the spec's (uncoalesced or
+    repeated reads) leave it: those are the kernel's to save."""
+    read, written = kernel.value("dram__bytes_read.sum"), kernel.value("dram__bytes_write.sum")
+    if fraction is None or bound_by not in ("", MEMORY) or read is None or written is None or \
+            not spec_bytes or spec_bytes <= 0:
+        return fraction
+    moved = float(read) + float(written)
+    return fraction * moved / spec_bytes if 0 < moved < spec_bytes else fraction
 
 
 def _finding(f: Any) -> dict[str, Any]:

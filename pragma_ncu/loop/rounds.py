@@ -381,8 +381,9 @@ def _profiled(ctx: Context, state: KernelState, spec: TaskSpec, point: Point,
     diagnosis = diagnose(got.kernel, ctx.knowledge, ctx.backend.ceiling_gbps,
                          str(spec.source_path.resolve()), got.resources,
                          ctx.backend.compute_ceilings, collector=got.collector)
-    return (with_profile(state, got.kernel, diagnosis, got.path, shape.name, got.profiler),
-            diagnosis)
+    moved = spec.resolve(shape, dict(point)).bytes_moved if spec.bytes_expr is None else None
+    return (with_profile(state, got.kernel, diagnosis, got.path, shape.name, got.profiler,
+                         moved), diagnosis)
 
 
 def _spec_of_best(ctx: Context, st: State, best: KernelState,

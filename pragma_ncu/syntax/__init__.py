@@ -93,6 +93,7 @@ from pragma_ncu.syntax.tree import (
     mentions,
     node_text,
     pragma_before,
+    reads_first,
     statements,
     strip_comments,
     substituted,
@@ -111,7 +112,7 @@ __all__ = [
     "fixed_values", "function_name", "function_named", "functions", "grid_strided", "identifiers",
     "indentation", "index_name", "inside", "is_global_index", "is_shared", "lane_dependent",
     "lane_varying", "language_of", "last_line", "line_of", "masked", "mentions", "node_text",
-    "parameters", "pointer_params", "pragma_before", "reached", "shared_arrays",
+    "parameters", "pointer_params", "pragma_before", "reached", "reads_first", "shared_arrays",
     "split_index", "statements", "stride", "strip_comments", "substituted", "syntax_tree", "text",
     "uses_builtin", "walk", "walks_across", "walks_contiguous",
 ]

@@ -5,7 +5,7 @@ and strides SPLIT times as far takes every SPLIT-th of them (`split_reduction`).
 
     for (T r = A; r < B; ++r)            `r++`, `r += S`, `<=`, counting down with `>`, `>=`
     for (...; r < B; ++r, p += n)        several variables stepped at once
-    while (r < B) { ...; r += S; }       stepped by the body's last statement
+    while (r < B) { ...; p += n; r += S; }   stepped by the body's last statements
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ class Induction:
 
 FORM = ("the loop is not one whose iterations can be dealt out: `for (T r = A; r < B; "
         "r += S)` (`++r`, `<=`, counting down with `>`; other variables stepped beside r in "
-        "its update), or `while (r < B) { ...; r += S; }`")
+        "its update), or `while (r < B) { ...; r += S; }` (other variables stepped in the "
+        "statements just before)")
 UP, DOWN = {"<": "left", "<=": "left", ">": "right", ">=": "right"}, \
     {">": "left", ">=": "left", "<": "right", "<=": "right"}
 
@@ -44,11 +45,8 @@ def inductions(loop: Node) -> tuple[Induction, ...] | str:
         condition = loop.child_by_field_name("condition")
     elif loop.type == "while_statement":
         body = loop.child_by_field_name("body")
-        stmts = ts.statements(body) if body is not None and \
-            body.type == "compound_statement" else []
-        last = stmts[-1] if stmts else None
-        updates = _updates(last.named_children[0]) if last is not None and \
-            last.type == "expression_statement" and last.named_children else None
+        updates = [u for statement in _trailing_steps(body) for u in
+                   _updates(statement.named_children[0]) or ()] or None
         clause = loop.child_by_field_name("condition")
         condition = clause.child_by_field_name("value") or clause.named_children[0]
         if any(n.type == "continue_statement" and not ts.enclosing(n, ts.LOOPS, loop)
@@ -140,8 +138,36 @@ def _starts(init: Node | None) -> dict[str, Node] | None:
 
 def steps(loop: Node) -> list[Node]:
     """Where the loop steps its variables: a for loop's update, a while loop's last
-    statement."""
+    statements that step (`...; p += n; ++r; }`)."""
     if loop.type == "for_statement":
         update = loop.child_by_field_name("update")
         return [update] if update is not None else []
-    return ts.statements(loop.child_by_field_name("body"))[-1:]
+    return _trailing_steps(loop.child_by_field_name("body"))
+
+
+def _trailing_steps(body: Node | None) -> list[Node]:
+    """The statements at the end of a while loop's body that only step variables (`v += k`,
+    `++v`, several joined by commas), in order; none where the last statement does not. Before
+    the last, a statement counts only where it steps by a fixed distance (k neither loaded nor
+    computed in the body: else it accumulates); whether the last one's distance is fixed the
+    reader of the loop judges (and says)."""
+    if body is None or body.type != "compound_statement":
+        return []
+    stmts = ts.statements(body)
+    out: list[Node] = []
+    for k in range(len(stmts) - 1, -1, -1):
+        statement = stmts[k]
+        parts = _updates(statement.named_children[0]) if statement.type == \
+            "expression_statement" and statement.named_children else None
+        if not parts or any(_stepped(p) is None for p in parts):
+            break
+        made = {d for s in stmts[:k] for n in ts.walk(s) if n.type == "declaration"
+                for d, _ in ts.declarators(n)} | {
+            ts.text(t) for s in stmts[:k] for n in ts.walk(s)
+            if (t := ts.assigned(n)) is not None and t.type == "identifier"}
+        if out and any(ts.mentions(step_of(p), made) or (step_of(p) is not None and any(
+                n.type in ("subscript_expression", "pointer_expression", "call_expression")
+                for n in ts.walk(step_of(p)))) for p in parts):
+            break
+        out.insert(0, statement)
+    return out

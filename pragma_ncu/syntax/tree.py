@@ -198,3 +198,27 @@ def substituted(node: Node, replace: dict[int, str], names: dict[str, str] | Non
         pos = e - start
     out.append(data[pos:].decode(errors="replace"))
     return "".join(out)
+
+
+def reads_first(stmts: list[Node], name: str) -> bool:
+    """Whether `stmts`, run in order, read `name` before they set it (the value it has when
+    they start is live). The first mention decides: a plain `name = e` (e not reading it) that
+    runs unconditionally (a statement of its own, or a for loop's initializer) sets it; a for
+    loop declaring its own `name` leaves it alone; any other mention reads it."""
+    for s in stmts:
+        init = s.child_by_field_name("initializer") if s.type == "for_statement" else None
+        if init is not None and init.type == "declaration" and \
+                name in {d for d, _ in declarators(init)}:
+            continue
+        setting = [s.named_children[0]] if s.type == "expression_statement" and \
+            s.named_children else [init] if init is not None else []
+        for n in walk(s):
+            if n.type != "identifier" or node_text(n) != name:
+                continue
+            parent = n.parent
+            return not (parent is not None and parent in setting and
+                        parent.type == "assignment_expression" and
+                        parent.child_by_field_name("left") == n and
+                        node_text(parent.child_by_field_name("operator")) == "=" and
+                        not mentions(parent.child_by_field_name("right"), {name}))
+    return False

@@ -225,3 +225,44 @@ def test_the_grid_of_the_column_layout_covers_every_column(tmp_path: Path) -> No
             blocks = expr.evaluate_int(built_.overlay["launch"]["grid"][0],
                                        {"C": c, "PNCU_TEAM": team}, "grid")
             assert blocks * (256 // team) >= c and blocks == math.ceil(c / (256 // team))
+
+
+# a thread per row of halves in `while` loops, the loop variable reset and reused
+RESET = """#include <cuda_fp16.h>
+extern "C" __global__ void k(const __half* x, __half* out, float* sums, int N, int C)
+{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= N) return;
+    const __half* xr = x + (size_t)row * C;
+    float ss = 0.0f;
+    int j = 0;
+    while (j < C) {
+        float v = __half2float(xr[j]);
+        ss += v * v;
+        j++;
+    }
+    j = 0;
+    while (j < C) {
+        out[(size_t)row * C + j] = __float2half(__half2float(xr[j]) / (ss + 1.0f));
+        j++;
+    }
+    sums[row] = ss;
+}
+"""
+HALF_ROW_ARGS = [{**a, "dtype": "fp16"} if a["name"] in ("x", "out") else a for a in ROW_ARGS]
+
+
+@needs_cxx
+def test_a_loop_variable_reset_before_its_next_loop_is_no_use_after_the_loop(
+        tmp_path: Path, built: Path) -> None:
+    spec = spec_of(tmp_path, RESET, args=HALF_ROW_ARGS, shapes=ROW_SHAPES,
+                   grid=("ceil_div(N, 256)",))
+    a = applied("row_team", spec)
+    text = rendered(spec, [a], PNCU_TEAM=64)
+    assert text.count("j += pncu_lane;") == 2 and text.count("j += 64;") == 2
+    launch = variant(spec, [a]).overlay["launch"]
+    cuda_on_cpu.equivalent(spec, text, launch, {"PNCU_TEAM": 64}, {"N": 9, "C": 101}, built)
+    reads = RESET.replace("    sums[row] = ss;\n", "    sums[row] = ss + j;\n")
+    assert "uses j, which it steps" in refused(
+        "row_team", spec_of(tmp_path, reads, args=HALF_ROW_ARGS, shapes=ROW_SHAPES,
+                            grid=("ceil_div(N, 256)",)))

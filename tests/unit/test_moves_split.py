@@ -304,3 +304,36 @@ def test_split_refuses_a_two_dimensional_launch(tmp_path: Path) -> None:
 def test_split_leaves_a_kernel_without_an_accumulating_loop_alone(tmp_path: Path) -> None:
     copy = COLSUM.replace("acc += x[(long long)r * C + c];", "s[(long long)r * C + c] = 0.0f;")
     assert "stores to memory" in refused("split_reduction", colsum(tmp_path, copy))
+
+
+# a column walk in a while loop stepping its offset and its count in two statements
+WALK = """extern "C" __global__ void k(const float* x, float* s, int R, int C)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float m = 0.0f;
+    long long off = c;
+    int r = 0;
+    while (r < R) {
+        float a = fabsf(x[off]);
+        m = a > m ? a : m;
+        off += C;
+        r++;
+    }
+    s[c] = m;
+}
+"""
+
+
+def test_split_reads_a_while_loop_stepping_two_variables_in_two_statements(
+        tmp_path: Path) -> None:
+    spec = colsum(tmp_path, WALK)
+    a = applied("split_reduction", spec)
+    four = rendered(spec, [a], PNCU_SPLIT=4)
+    assert "off += pncu_part * (C);" in four and "r += pncu_part;" in four
+    assert "off += (C) * 4;" in four and "r += 4;" in four
+    from tests.fakes import cuda_on_cpu
+    if cuda_on_cpu.compiler() is not None:
+        launch = variant(spec, [a]).overlay["launch"]
+        cuda_on_cpu.equivalent(spec, four, launch, {"PNCU_SPLIT": 4}, {"R": 45, "C": 301},
+                               tmp_path)

@@ -245,15 +245,15 @@ def _loop(node: Node, found: el.Element, declared: dict[str, Node],
 
 
 def _after_loops(work: list[Node], loops: list[Loop]) -> str:
-    """The variables a loop steps are not read after it (each thread leaves them elsewhere);
-    those its header declares end with it."""
+    """The variables a loop steps are not read after it before they are set again (each
+    thread leaves them elsewhere); those its header declares end with it."""
     for loop in loops:
         later = [s for s in work if s.start_byte >= loop.node.end_byte]
-        used = set().union(*(ts.identifiers(s) for s in later)) if later else set()
         init = loop.node.child_by_field_name("initializer")
         scoped = {d for d, _ in ts.declarators(init)} if init is not None and \
             init.type == "declaration" else set()
-        stepped = ({i.name for i in loop.inductions} - scoped) & used
+        stepped = {i.name for i in loop.inductions if i.name not in scoped and
+                   ts.reads_first(later, i.name)}
         if stepped:
             return (f"what follows the loop at line {ts.first_line(loop.node)} uses "
                     f"{', '.join(sorted(stepped))}, which it steps")
@@ -341,7 +341,8 @@ def _header(loop: Loop) -> str:
     if node.type == "for_statement":
         return "".join(ts.compact(node.child_by_field_name(f)) for f in
                        ("initializer", "condition", "update") if node.child_by_field_name(f))
-    return ts.compact(node.child_by_field_name("condition")) + ts.compact(st.steps(node)[0])
+    return ts.compact(node.child_by_field_name("condition")) + "".join(
+        ts.compact(x) for x in st.steps(node))
 
 
 def _layout(subject: Subject, loops: list[Loop]) -> str:

@@ -139,8 +139,9 @@ def _reduction(subject: Subject) -> Reduction | str:
                                                 "field_expression") for n in ts.walk(step))):
             return f"{i.name} steps by what the loop changes or loads ({ts.text(step)})"
     used_after = set().union(*(ts.identifiers(s) for s in after))
-    if driven & used_after:
-        return (f"what follows the loop uses {', '.join(sorted(driven & used_after))}, which "
+    live = {d for d in driven if ts.reads_first(after, d)}
+    if live:
+        return (f"what follows the loop uses {', '.join(sorted(live))}, which "
                 "the loop steps (each part would leave it elsewhere)")
     inside = _declarations(before)
     outside = _declarations([s for s in ts.statements(body) if s.end_byte <= found.guard.start_byte
