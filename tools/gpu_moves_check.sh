@@ -2,8 +2,8 @@
 # Issues 26 and 34 on a GPU machine, in one device call: `tune --no-llm` with the source moves on
 # every calibration kernel (examples/moves/*.cu), every held-out one (examples/moves/heldout/*.cu),
 # every bundled plain example (examples/*.cu) and the structural sets (examples/moves/structural/
-# and its heldaside/, each kernel's hand-written version in fast/ timed beside it by `bench`; its
-# extra/, naive kernels only), as
+# and its heldaside/ and heldaside2/, each kernel's hand-written version in fast/ timed beside it
+# by `bench`; its extra/, naive kernels only), as
 # parallel streams, one per GPU:
 #   bash tools/gpu_moves_check.sh OUT [NAME ...]     (NAME: only these kernels, or these sets)
 # Each kernel: `pragma-ncu tune --kernel K --shape S --no-llm` at its first shape (the spec's
@@ -60,7 +60,7 @@ stream() {  # GPU index, the kernels.txt lines this GPU runs (every GPUS-th from
             $LIMITS --store "$OUT/runs/$set-$name.sqlite" --format json ${TUNE_ARGS:-} \
             > "$OUT/results/$set-$name.json" 2> "$OUT/logs/$set-$name.log"
         rc=$?
-        case "$set" in structural|heldaside)  # the hand-written version, at the same shape
+        case "$set" in structural|heldaside|heldaside2)  # the hand-written version, at the same shape
             CUDA_VISIBLE_DEVICES=$((gpu + FIRST_GPU)) PRAGMA_NCU_CACHE=/tmp/pcache-$((gpu + FIRST_GPU)) \
                 timeout -k 10 90 python3 -m pragma_ncu bench --kernel "$(dirname "$kernel")/fast/$(basename "$kernel")" \
                 --shape "$shape" --format json > "$OUT/results/$set-$name.fast.json" 2>> "$OUT/logs/$set-$name.log";;

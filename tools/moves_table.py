@@ -37,8 +37,9 @@ SETS = (("calibration", "examples/moves"), ("heldout", "examples/moves/heldout")
         ("extra", "examples/moves/structural/extra"),  # naive kernels of the later moves
         ("blind", "examples/moves/blind"), ("example", "examples"),
         ("structural", "examples/moves/structural"),
-        ("heldaside", "examples/moves/structural/heldaside"))
-STRUCTURAL = ("structural", "heldaside")  # each kernel beside a hand-written one in fast/
+        ("heldaside", "examples/moves/structural/heldaside"),
+        ("heldaside2", "examples/moves/structural/heldaside2"))
+STRUCTURAL = ("structural", "heldaside", "heldaside2")  # each beside a hand-written one in fast/
 HEADERS = ("kernel", "set", "baseline → best µs", "speedup", "% of roofline", "moves that won",
            "moves tried", "stop reason", "wall s")
 

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION = sorted((ROOT / "examples" / "moves").glob("*.toml"))
 HELD_OUT = sorted((ROOT / "examples" / "moves" / "heldout").glob("*.toml"))
 STRUCTURAL = sorted((ROOT / "examples" / "moves" / "structural").glob("*.toml"))
-HELD_ASIDE = sorted((ROOT / "examples" / "moves" / "structural" / "heldaside").glob("*.toml"))
+HELD_ASIDE = sorted([*(ROOT / "examples" / "moves" / "structural" / "heldaside").glob("*.toml"),
+                     *(ROOT / "examples" / "moves" / "structural" / "heldaside2").glob("*.toml")])
 EXTRA = sorted((ROOT / "examples" / "moves" / "structural" / "extra").glob("*.toml"))
 
 

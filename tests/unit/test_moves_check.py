@@ -29,17 +29,18 @@ def test_the_script_runs_every_plain_kernel_at_a_shape_of_its_spec() -> None:
     listed = _table().kernels()
     sets = {s for s, _, _ in listed}
     assert sets == {"calibration", "heldout", "blind", "example", "structural", "heldaside",
-                    "extra"}
+                    "heldaside2", "extra"}
     paths = {p for _, p, _ in listed}
     expected = {str(p.relative_to(ROOT)) for p in [
         *ROOT.glob("examples/moves/*.cu"), *ROOT.glob("examples/moves/heldout/*.cu"),
         *ROOT.glob("examples/moves/blind/*.cu"), *ROOT.glob("examples/*.cu"),
         *ROOT.glob("examples/moves/structural/*.cu"),
         *ROOT.glob("examples/moves/structural/heldaside/*.cu"),
+        *ROOT.glob("examples/moves/structural/heldaside2/*.cu"),
         *ROOT.glob("examples/moves/structural/extra/*.cu")]}
     assert paths == expected and len(paths) >= 8 + 3 + 6 + 8 + 12
     for set_name, path, _ in listed:  # each structural kernel beside its hand-written one
-        if set_name in ("structural", "heldaside"):
+        if set_name in ("structural", "heldaside", "heldaside2"):
             fast = (ROOT / path).parent / "fast" / Path(path).name
             assert fast.is_file() and fast.with_suffix(".toml").is_file(), path
     for _, path, shape in listed:
