@@ -266,3 +266,35 @@ def test_a_loop_variable_reset_before_its_next_loop_is_no_use_after_the_loop(
     assert "uses j, which it steps" in refused(
         "row_team", spec_of(tmp_path, reads, args=HALF_ROW_ARGS, shapes=ROW_SHAPES,
                             grid=("ceil_div(N, 256)",)))
+
+
+# a thread per row whose stores are the unbraced branches of an if/else (a masked row)
+MASKED = """extern "C" __global__ void k(const float* x, float* out, int N, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= N) return;
+    int last = r % C;
+    float s = 0.0f;
+    for (int j = 0; j <= last; ++j) {
+        s += x[(long long)r * C + j];
+    }
+    for (int j = 0; j < C; ++j) {
+        if (j <= last)
+            out[(long long)r * C + j] = x[(long long)r * C + j] / (s + 1.0f);
+        else
+            out[(long long)r * C + j] = -1.0f;
+    }
+}
+"""
+MASKED_ARGS = [a for a in ROW_ARGS if a["name"] != "sums"]
+
+
+@needs_cxx
+def test_a_store_in_an_unbraced_branch_keeps_its_else(tmp_path: Path, built: Path) -> None:
+    spec = spec_of(tmp_path, MASKED, args=MASKED_ARGS, shapes=ROW_SHAPES,
+                   grid=("ceil_div(N, 256)",))
+    a = applied("row_team", spec)
+    text = rendered(spec, [a], PNCU_TEAM=32)
+    assert "{ if (pncu_live) out[(long long)r * C + j] = -1.0f; }" in text
+    launch = variant(spec, [a]).overlay["launch"]
+    cuda_on_cpu.equivalent(spec, text, launch, {"PNCU_TEAM": 32}, {"N": 37, "C": 45}, built)

@@ -403,8 +403,7 @@ def _edits(subject: Subject, row: Row, block: int) -> tuple[Edit, ...]:
     for number, loop in enumerate(row.loops):
         edits += dealing.step_edits(data, loop.node, loop.inductions, ON, LANE,
                                     tpl.value(KNOB))
-        edits += [Edit(s.start_byte, s.start_byte, tpl.insert(ON, tpl.literal(f"if ({LIVE}) ")))
-                  for s in loop.stores]
+        edits += [edit for s in loop.stores for edit in _predicated(s)]
         if loop.accumulators:
             lead = ts.indentation(data, loop.node.start_byte) or indent
             edits.append(Edit(loop.node.end_byte, loop.node.end_byte, tpl.insert(
@@ -414,6 +413,18 @@ def _edits(subject: Subject, row: Row, block: int) -> tuple[Edit, ...]:
             ON, tpl.literal(f"if ({LIVE} && {LANE} == 0) {{ "))))
         edits.append(Edit(s.end_byte, s.end_byte, tpl.insert(ON, tpl.literal(" }"))))
     return tuple(edits)
+
+
+def _predicated(store: Node) -> tuple[Edit, ...]:
+    """The store made only by a live team: `if (live) store`, in braces where the store is the
+    unbraced branch of an `if` or the body of a loop (so that an `else` after it keeps its
+    `if`)."""
+    if store.parent is not None and store.parent.type == "compound_statement":
+        return (Edit(store.start_byte, store.start_byte,
+                     tpl.insert(ON, tpl.literal(f"if ({LIVE}) "))),)
+    return (Edit(store.start_byte, store.start_byte,
+                 tpl.insert(ON, tpl.literal(f"{{ if ({LIVE}) "))),
+            Edit(store.end_byte, store.end_byte, tpl.insert(ON, tpl.literal(" }"))))
 
 
 def _index(data: bytes, found: el.Element, indent: str, layout: str,
