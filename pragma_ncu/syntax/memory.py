@@ -381,16 +381,17 @@ def walks_contiguous(loop: Node, inductions: tuple[Induction, ...], params: set[
     (`x[i + t]`, `col = A + j`) or one all outputs read alike (`x[t]`) is no such walk."""
     unit = {i.name for i in inductions if i.step == "1"}
     inits = _initial_values(fn_body)
-    depends = _depending(fn_body, {element})
+    fixed = fixed_values(fn_body)  # an offset computed once (`base = r * C`) read as its value
+    depends = {n for n in _depending(fn_body, {element}) if n not in fixed} | {element}
     pointers = params | set(derived_pointers(fn_body, params))
     for a in accesses(loop, pointers):
         base, index = address(a.node)
         if base is None or not (base in unit or stride(index, unit) == "unit"):
             continue
         parts = [p for p in (index, inits.get(base)) if p is not None]
-        if not any(mentions(p, depends) for p in parts):
+        if not any(depends_on(p, depends, fixed) for p in parts):
             continue  # all outputs read it alike
-        if not any(stride(p, depends) == "unit" for p in parts):
+        if not any(stride(p, depends, fixed) == "unit" for p in parts):
             return True
     return False
 

@@ -302,9 +302,18 @@ def test_coarsen_refuses_what_a_loop_would_change(tmp_path: Path, old: str, new:
     assert why in refused("coarsen", spec_of(tmp_path, source, args=SETUP_ARGS))
 
 
-def test_coarsen_refuses_a_two_dimensional_launch(tmp_path: Path) -> None:
-    spec = spec_of(tmp_path, SETUP, args=SETUP_ARGS, grid=("ceil_div(n, 256)", "2"))
-    assert "not one-dimensional" in refused("coarsen", spec)
+def test_coarsen_keeps_a_batch_dimension_of_the_grid_and_refuses_a_two_dimensional_block(
+        tmp_path: Path) -> None:
+    batched = SETUP.replace("const float v = x[i];", "const float v = x[i] + blockIdx.y;")
+    a = applied("coarsen", spec_of(tmp_path, batched, args=SETUP_ARGS,
+                                   grid=("ceil_div(n, 256)", "2")))
+    assert a.grid == ("ceil_div(ceil_div(n, 256), PNCU_COARSEN)", "2")
+    assert "the block is not one-dimensional" in refused(
+        "coarsen", spec_of(tmp_path, SETUP, args=SETUP_ARGS, block=("128", "2")))
+    flat = SETUP.replace("const float v = x[i];",
+                         "const float v = x[i + blockIdx.y * gridDim.x * blockDim.x];")
+    assert "blockIdx.y meets the x dimension in `i + blockIdx.y * gridDim.x * blockDim.x`" in \
+        refused("coarsen", spec_of(tmp_path, flat, args=SETUP_ARGS, grid=("ceil_div(n, 256)", "2")))
 
 
 # --- what every move refuses ----------------------------------------------------------------

@@ -356,7 +356,7 @@ def test_flat_indices_already_row_major_or_without_a_split_are_refused(tmp_path:
     if (t < R * C) y[t] = x[t] + bias[t % C];
 }
 """
-    assert "the launch is one-dimensional and t is not split" in refused(
+    assert "the block is one-dimensional and t is not split" in refused(
         "coalesce", flat(tmp_path, plain))
 
 

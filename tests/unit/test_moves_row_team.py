@@ -298,3 +298,32 @@ def test_a_store_in_an_unbraced_branch_keeps_its_else(tmp_path: Path, built: Pat
     assert "{ if (pncu_live) out[(long long)r * C + j] = -1.0f; }" in text
     launch = variant(spec, [a]).overlay["launch"]
     cuda_on_cpu.equivalent(spec, text, launch, {"PNCU_TEAM": 32}, {"N": 37, "C": 45}, built)
+
+
+# a thread per row of each of B batches: the batch is the grid's y
+BATCHED = """extern "C" __global__ void k(const float* x, float* out, int N, int C)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= N) return;
+    long long base = ((long long)blockIdx.y * N + r) * C;
+    float m = -INFINITY;
+    for (int j = 0; j < C; ++j) m = fmaxf(m, x[base + j]);
+    for (int j = 0; j < C; ++j) out[base + j] = x[base + j] - m;
+}
+"""
+BATCHED_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["B", "N", "C"], "role": "input"},
+                {"name": "out", "dtype": "fp32", "shape": ["B", "N", "C"], "role": "output"},
+                {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"},
+                {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
+
+
+@needs_cxx
+def test_a_batch_dimension_of_the_grid_is_kept(tmp_path: Path, built: Path) -> None:
+    spec = spec_of(tmp_path, BATCHED, args=BATCHED_ARGS, grid=("ceil_div(N, 128)", "B"),
+                   block=("128",), shapes=[{**s, "B": 3} for s in ROW_SHAPES])
+    a = applied("row_team", spec)
+    assert a.grid is not None and a.grid[1] == "B"
+    launch = variant(spec, [a]).overlay["launch"]
+    for team in (32, 256):
+        cuda_on_cpu.equivalent(spec, rendered(spec, [a], PNCU_TEAM=team), launch,
+                               {"PNCU_TEAM": team}, {"B": 3, "N": 37, "C": 45}, built)

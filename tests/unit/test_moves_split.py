@@ -296,9 +296,46 @@ def test_split_deals_a_small_block_out_no_finer_than_a_thread_a_part(tmp_path: P
     assert "no room" in refused("split_reduction", colsum(tmp_path, block=("1",)))
 
 
-def test_split_refuses_a_two_dimensional_launch(tmp_path: Path) -> None:
-    spec = colsum(tmp_path, grid=("ceil_div(C, 256)", "2"))
-    assert "not one-dimensional" in refused("split_reduction", spec)
+# a column sum of each of B batches: the batch is the grid's y, the block one-dimensional
+BATCHED = """extern "C" __global__ void k(const float* x, float* s, int R, int C)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int b = blockIdx.y;
+    if (c >= C) return;
+    const float* xb = x + (long long)b * R * C;
+    float acc = 0.0f;
+    for (int r = 0; r < R; ++r) acc += xb[(long long)r * C + c];
+    s[b * C + c] = acc;
+}
+"""
+BATCHED_ARGS = [{**a, "shape": ["B", *a["shape"]]} if a["name"] in ("x", "s") else a
+                for a in COLSUM_ARGS]
+
+
+def test_split_keeps_the_batch_dimension_of_the_grid(tmp_path: Path) -> None:
+    shapes = [{**s, "B": 3} for s in COLSUM_SHAPES]
+    spec = spec_of(tmp_path, BATCHED, args=BATCHED_ARGS, grid=("ceil_div(C, 256)", "B"),
+                   shapes=shapes)
+    a = applied("split_reduction", spec)
+    assert a.grid == ("ceil_div((ceil_div(C, 256)) * (256), (256) // PNCU_SPLIT)", "B")
+    from tests.fakes import cuda_on_cpu
+    if cuda_on_cpu.compiler() is not None:
+        launch = variant(spec, [a]).overlay["launch"]
+        for split in (4, 32):
+            cuda_on_cpu.equivalent(spec, rendered(spec, [a], PNCU_SPLIT=split), launch,
+                                   {"PNCU_SPLIT": split}, {"B": 3, "R": 45, "C": 301}, tmp_path)
+
+
+def test_split_refuses_a_two_dimensional_block_and_a_grid_flattened_over_two(
+        tmp_path: Path) -> None:
+    spec = colsum(tmp_path, block=("128", "2"))
+    assert "the block is not one-dimensional" in refused("split_reduction", spec)
+    flat = COLSUM.replace("const int c = blockIdx.x * blockDim.x + threadIdx.x;",
+                          "const int c = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "    const int w = blockIdx.y * gridDim.x + blockIdx.x;")
+    flat = flat.replace("s[c] = acc;", "s[c] = acc + w;")
+    assert "meets the x dimension" in refused(
+        "split_reduction", colsum(tmp_path, flat, grid=("ceil_div(C, 256)", "2")))
 
 
 def test_split_leaves_a_kernel_without_an_accumulating_loop_alone(tmp_path: Path) -> None:

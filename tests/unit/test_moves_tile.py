@@ -420,7 +420,8 @@ def test_smem_tile_refuses_a_load_it_would_move_before_a_store_or_a_return(
 
 
 @pytest.mark.parametrize(("grid", "block", "why"), [
-    (("ceil_div(N * M, 256)",), ("256",), "the launch is one-dimensional"),
+    (("ceil_div(N * M, 256)",), ("256",), "the block is one-dimensional"),
+    (("ceil_div(N, 16)", "ceil_div(M, 16)"), ("256",), "the block is one-dimensional"),
     (("(N + 15) // 16", "ceil_div(M, 16)"), BLOCK, "x dimension ((N + 15) // 16) is not"),
     (("ceil_div(N, 16)", "ceil_div(M, 32)"), BLOCK, "not written as ceil_div(extent, 16)"),
     (("ceil_div(N, 16)", "ceil_div(M, 16)", "2"), ("16", "16", "2"), "third dimension"),

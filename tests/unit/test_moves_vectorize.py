@@ -153,10 +153,10 @@ def test_an_array_touched_otherwise_than_as_p_i_is_not_vectorized(tmp_path: Path
         "vectorize", spec_of(tmp_path, strided))
 
 
-def test_vectorize_refuses_a_two_dimensional_launch_and_a_kernel_without_an_element(
+def test_vectorize_refuses_a_two_dimensional_block_and_a_kernel_without_an_element(
         tmp_path: Path) -> None:
-    assert "not one-dimensional" in refused(
-        "vectorize", spec_of(tmp_path, GELU, grid=("ceil_div(n, 256)", "2"), block=("256",)))
+    assert "the block is not one-dimensional" in refused(
+        "vectorize", spec_of(tmp_path, GELU, grid=("ceil_div(n, 256)",), block=("128", "2")))
     rows = """extern "C" __global__ void k(float* y, const float* x, int n)
 {
     for (int h = threadIdx.x; h < n; h += blockDim.x) y[blockIdx.x * n + h] = x[h];

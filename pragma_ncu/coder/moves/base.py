@@ -9,18 +9,24 @@ verification and the acceptance decide whether what it proposes is kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pragma_ncu.spec.model import ParamValue, TaskSpec
 from pragma_ncu.syntax.functions import reached
+from pragma_ncu.syntax.tree import line_of, node_text, walk
 
 Node = Any  # a tree_sitter.Node
 KNOB_PREFIX = "PNCU_"  # every knob a move adds: never a name of the user's
 # A source's text and its bytes (tree-sitter's offsets are bytes): UTF-8, any other byte kept as
 # a surrogate escape, as the kernel file was read, so offsets and edits hold for every file.
 _CODEC, _KEEP = "utf-8", "surrogateescape"
+_BATCH = re.compile(r"(blockIdx|gridDim)\.[yz]")
+_X_DIMENSION = re.compile(r"\b(threadIdx|blockIdx|blockDim|gridDim)\s*\.\s*x\b")
+_ARITHMETIC = ("binary_expression", "parenthesized_expression", "cast_expression",
+               "unary_expression")
 
 
 def encode(text: str) -> bytes:
@@ -107,6 +113,29 @@ class Subject:
         """The launch's grid and block have one dimension (any others written as 1)."""
         launch = self.spec.launch
         return all(d.strip() == "1" for d in (*launch.grid[1:], *launch.block[1:]))
+
+    def batched_unfit(self) -> str:
+        """Why the launch is not one-dimensional in all that a move of its x dimension changes
+        ('' when it is): the block has one dimension, and the grid's others only repeat the
+        kernel over batch coordinates, blockIdx.y or .z never in one expression with the x
+        dimension's threadIdx, blockIdx, blockDim or gridDim (a grid flattened over two
+        dimensions: reshaping x would move y's elements too). Such a move keeps grid[1:]."""
+        launch = self.spec.launch
+        if any(d.strip() != "1" for d in launch.block[1:]):
+            return "the block is not one-dimensional"
+        for fn in self.reached():
+            for node in walk(fn):
+                if node.type != "field_expression" or \
+                        not _BATCH.fullmatch(node_text(node).replace(" ", "")):
+                    continue
+                top = node
+                while top.parent is not None and top.parent.type in _ARITHMETIC:
+                    top = top.parent
+                if _X_DIMENSION.search(node_text(top)):
+                    written = " ".join(node_text(top).split())
+                    return (f"{node_text(node)} meets the x dimension in `{written}` "
+                            f"(line {line_of(top)}): the grid's dimensions are not independent")
+        return ""
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,9 @@ _LITERAL = re.compile(r"^\d+$")
 def apply(subject: Subject) -> Applied | Refused:
     launch = subject.spec.launch
     block = [b.strip() for b in launch.block]
-    if not subject.one_dimensional:
-        return Refused(NAME, "the launch is not one-dimensional")
+    why = subject.batched_unfit()
+    if why:
+        return Refused(NAME, why)
     if not _LITERAL.match(block[0]):
         return Refused(NAME, f"the block size is an expression ({block[0]}): a parameter of the "
                              "spec already, searched as one")

@@ -320,7 +320,7 @@ def _flat(subject: Subject) -> Applied | Refused:
     body = ts.body(kernel)
     split = ts.split_index(kernel)
     if isinstance(split, str):
-        return Refused(NAME, f"the launch is one-dimensional and {split}: no coordinates to "
+        return Refused(NAME, f"the block is one-dimensional and {split}: no coordinates to "
                              "swap")
     reads = [r for fn in subject.reached() for r in ts.builtin_reads(ts.body(fn))
              if not ts.inside(r, split.decl)]

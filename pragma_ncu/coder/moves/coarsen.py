@@ -21,6 +21,7 @@ launch as written.
 from __future__ import annotations
 
 from pragma_ncu import syntax as ts
+from pragma_ncu.coder.moves import dealing
 from pragma_ncu.coder.moves import template as tpl
 from pragma_ncu.coder.moves.base import (
     Applied,
@@ -42,8 +43,9 @@ ON = f"{KNOB} != 1"
 
 def apply(subject: Subject) -> Applied | Refused:
     grid = [g.strip() for g in subject.spec.launch.grid]
-    if not subject.one_dimensional:
-        return Refused(NAME, "the launch is not one-dimensional")
+    why = subject.batched_unfit()
+    if why:
+        return Refused(NAME, why)
     found = el.element(subject.kernel)
     if isinstance(found, str):
         return Refused(NAME, found)
@@ -77,8 +79,10 @@ def _unfit(subject: Subject, found: el.Element) -> str:
         if n.type in ("assignment_expression", "update_expression") and ts.text(
                 n.child_by_field_name("left") or n.child_by_field_name("argument")) == name:
             return f"the element's work changes {name}"
-    if any(ts.uses_builtin(w, b) for w in work for b in ("blockIdx", "gridDim")):
-        return "the element's work reads blockIdx or gridDim"
+    if any(n.type == "field_expression" and ts.text(n.child_by_field_name("argument")) in
+           ("blockIdx", "gridDim") and ts.text(n) not in dealing.BATCH
+           for w in work for n in ts.walk(w)):  # a batch coordinate is the block's, not i's
+        return "the element's work reads blockIdx.x or gridDim.x"
     return ""
 
 

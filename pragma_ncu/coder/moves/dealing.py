@@ -18,13 +18,16 @@ from pragma_ncu.syntax import loops as st
 
 LOCAL = "pncu_"  # the prefix of the names the rewrites declare
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+BATCH = frozenset({"blockIdx.y", "blockIdx.z", "gridDim.y", "gridDim.z"})
 
 
 def kernel_unfit(subject: Subject, found: el.Element) -> str:
     """Why the kernel's threads cannot be re-mapped ('' when they can): names of the moves'
     own prefix, shared memory or synchronization of its own, the thread or block indices read
-    outside the element index, an index or guard that does not start its own line."""
-    return threads_unfit(subject, (found.decl,), (found.guard,))
+    outside the element index, an index or guard that does not start its own line. A batch
+    coordinate of the grid (blockIdx.y or .z, the same for every thread of a block: the caller
+    checked `Subject.batched_unfit`) may be read anywhere."""
+    return threads_unfit(subject, (found.decl,), (found.guard,), BATCH)
 
 
 def threads_unfit(subject: Subject, indices: Sequence[Node], guards: Sequence[Node],

@@ -87,8 +87,9 @@ class Row:
 
 
 def apply(subject: Subject) -> Applied | Refused:
-    if not subject.one_dimensional:
-        return Refused(NAME, "the launch is not one-dimensional")
+    why = subject.batched_unfit()
+    if why:
+        return Refused(NAME, why)
     block = subject.spec.launch.block[0].strip()
     size = _block_size(subject, block)
     if isinstance(size, str):

@@ -168,7 +168,8 @@ def _launch(subject: Subject) -> Launch | str:
     grid = [g.strip() for g in subject.spec.launch.grid]
     block = [b.strip() for b in subject.spec.launch.block]
     if subject.one_dimensional or len(grid) < 2 or len(block) < 2:
-        return ("the launch is one-dimensional: the tile stages a 2-D launch's thread per "
+        part = "block" if len(block) < 2 or block[1] == "1" else "grid"
+        return (f"the {part} is one-dimensional: the tile stages a 2-D launch's thread per "
                 "element (x, y)")
     if any(b != "1" for b in block[2:]):
         return "the block has a third dimension (the tile is a block of TILE x TILE threads)"

@@ -73,8 +73,9 @@ class Reduction:
 
 def apply(subject: Subject) -> Applied | Refused:
     launch = subject.spec.launch
-    if not subject.one_dimensional:
-        return Refused(NAME, "the launch is not one-dimensional")
+    why = subject.batched_unfit()
+    if why:
+        return Refused(NAME, why)
     found = _reduction(subject)
     if isinstance(found, str):
         return Refused(NAME, found)

@@ -72,8 +72,9 @@ class Array:
 
 
 def apply(subject: Subject) -> Applied | Refused:
-    if not subject.one_dimensional:
-        return Refused(NAME, "the launch is not one-dimensional")
+    why = subject.batched_unfit()
+    if why:
+        return Refused(NAME, why)
     found = el.element(subject.kernel)
     if isinstance(found, str):
         return Refused(NAME, found)
