@@ -1,7 +1,8 @@
 """The traces committed from H200 runs of `tools/gpu_tune_loop_check.sh` and
-`tools/gpu_roofline_check.sh` (docs/traces/): they
-parse as round records, every decision states metric values and cites compendium entries, and
-re-rendering them gives the committed markdown."""
+`tools/gpu_roofline_check.sh`, and from the moves check (`tools/gpu_moves_check.sh`: on H100s
+for issue 26, `*-moves.h100`; on H200s for issue 34's structural moves, `*-structural.h200`)
+(docs/traces/): they parse as round records, every decision states metric values and cites
+compendium entries, and re-rendering them gives the committed markdown."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pragma_ncu.measure.traces import Trace
 from pragma_ncu.report.trace import render_markdown
 
 TRACES = Path(__file__).resolve().parents[2] / "docs" / "traces"
-RUNS = sorted(TRACES.glob("*.h200.json"))
+STRUCTURAL_RUNS = sorted(TRACES.glob("*-structural.h200.json"))  # issue 34, on H200s
+RUNS = sorted(set(TRACES.glob("*.h200.json")) - set(STRUCTURAL_RUNS))
 MOVES_RUNS = sorted(TRACES.glob("*-moves.h100.json"))  # tools/gpu_moves_check.sh, on H100s
 
 
@@ -61,7 +63,7 @@ def test_the_llm_round_rewrote_and_won() -> None:
     assert set(rewrite.space) == {"BLOCK", "VEC"}
 
 
-@pytest.mark.parametrize("path", RUNS + MOVES_RUNS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", RUNS + MOVES_RUNS + STRUCTURAL_RUNS, ids=lambda p: p.name)
 def test_rerendering_gives_the_committed_markdown(path: Path) -> None:
     run, rounds = _load(path)
     trace = Trace(RunRow(**run), tuple(rounds))
@@ -75,7 +77,7 @@ def test_the_moves_traces_are_committed() -> None:
         "frames_wsum-moves", "gamma_lut-moves"]
 
 
-@pytest.mark.parametrize("path", MOVES_RUNS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MOVES_RUNS + STRUCTURAL_RUNS, ids=lambda p: p.name)
 def test_a_moves_trace_shows_each_move_with_its_finding_knobs_and_effect(path: Path) -> None:
     """Issue 26: for each move the finding that called for it, the knob values searched, the
     winner's values and the measured effect; the source diff where the move edits the source
@@ -96,3 +98,17 @@ def test_some_moves_trace_took_several_moves() -> None:
                                        if r.action == "moves" for t in r.moves)
              for p in MOVES_RUNS}
     assert sum(n >= 2 for n in taken.values()) >= 3, taken
+
+
+def test_every_structural_move_has_a_committed_trace_where_it_won() -> None:
+    """Issue 34: one trace (md + html) per new move, each from a run in which it was taken."""
+    won: dict[str, str] = {}
+    for path in STRUCTURAL_RUNS:
+        assert path.with_suffix(".md").is_file() and path.with_suffix(".html").is_file()
+        for r in _load(path)[1]:
+            for t in r.moves:
+                if t.taken:
+                    won.setdefault(t.move, path.name.split("-structural")[0])
+    new = ("row_team", "vectorize", "vectorize_loops", "coalesce", "smem_tile", "block_reduce",
+           "block_columns")
+    assert all(m in won for m in new), won
