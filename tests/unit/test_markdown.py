@@ -72,7 +72,8 @@ def repeated_rules(doc: str) -> list[str]:
         names = [item.split(" (")[0] for item in listed.split(", ")]
         if len(names) != len(set(names)):
             out.append(listed)
-    for section in re.split(r"^#+ ", doc, flags=re.MULTILINE):
+    prose = re.sub(r"^```.*?^```", "", doc, flags=re.MULTILINE | re.DOTALL)  # a diff's lines
+    for section in re.split(r"^#+ ", prose, flags=re.MULTILINE):  # are no bullets
         bullets = [ln for ln in section.splitlines() if ln.startswith("- ")]
         out += [b for b in set(bullets) if bullets.count(b) > 1]
     return out
