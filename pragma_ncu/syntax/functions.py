@@ -89,3 +89,19 @@ def pointer_params(fn: Node) -> list[PointerParam]:
 def reached(root: Node, fn: Node) -> tuple[Node, ...]:
     """`fn` and the functions of its file that it calls: the code that runs."""
     return (fn, *callees(root, fn))
+
+
+def definition_start(fn: Node) -> int:
+    """The byte offset of the start of the line of the outermost node a function's definition
+    stands in (an `extern "C"`, a block of them, a template declaration): where a declaration
+    the function needs may be written before it."""
+    node = fn
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type == "declaration_list" and parent.parent is not None and \
+                parent.parent.type == "linkage_specification":
+            parent = parent.parent
+        if parent.type not in ("linkage_specification", "template_declaration"):
+            break
+        node = parent
+    return int(node.start_byte - node.start_point[1])

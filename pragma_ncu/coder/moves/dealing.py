@@ -21,6 +21,15 @@ BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 BATCH = frozenset({"blockIdx.y", "blockIdx.z", "gridDim.y", "gridDim.z"})
 
 
+def dealt_element(subject: Subject) -> el.Element | str:
+    """The kernel's one-thread-per-element shape, or why its threads cannot be re-mapped (no
+    such shape, or `kernel_unfit`'s reason)."""
+    found = el.element(subject.kernel)
+    if isinstance(found, str):
+        return found
+    return kernel_unfit(subject, found) or found
+
+
 def kernel_unfit(subject: Subject, found: el.Element) -> str:
     """Why the kernel's threads cannot be re-mapped ('' when they can): names of the moves'
     own prefix, shared memory or synchronization of its own, the thread or block indices read

@@ -157,12 +157,9 @@ def _block_size(subject: Subject, block: str) -> int | str:
 # --- reading ---------------------------------------------------------------------------------
 
 def _row(subject: Subject) -> Row | str:
-    found = el.element(subject.kernel)
+    found = dealing.dealt_element(subject)
     if isinstance(found, str):
         return found
-    why = dealing.kernel_unfit(subject, found)
-    if why:
-        return why
     body = ts.body(subject.kernel)
     if found.early:
         work = found.work(body)

@@ -98,12 +98,9 @@ def apply(subject: Subject) -> Applied | Refused:
 # --- reading ---------------------------------------------------------------------------------
 
 def _reduction(subject: Subject) -> Reduction | str:
-    found = el.element(subject.kernel)
+    found = dealing.dealt_element(subject)
     if isinstance(found, str):
         return found
-    why = dealing.kernel_unfit(subject, found)
-    if why:
-        return why
     body = ts.body(subject.kernel)
     work = found.work(body)
     if not found.early:

@@ -75,11 +75,11 @@ def apply(subject: Subject) -> Applied | Refused:
     why = subject.batched_unfit()
     if why:
         return Refused(NAME, why)
-    found = el.element(subject.kernel)
+    found = dealing.dealt_element(subject)
     if isinstance(found, str):
         return Refused(NAME, found)
     work = found.work(ts.body(subject.kernel))
-    why = dealing.kernel_unfit(subject, found) or _work_unfit(found, work)
+    why = _work_unfit(found, work)
     if why:
         return Refused(NAME, why)
     bound = _bound(found)
@@ -249,7 +249,8 @@ def _edits(subject: Subject, found: el.Element, bound: Node,
                   tpl.when(ON, tpl.filled(first, values), ts.text(decl))),
              Edit(guard.start_byte, guard.start_byte, tpl.insert(ON, tpl.filled(opening,
                                                                                 values))),
-             Edit(_top(subject.kernel), _top(subject.kernel), tpl.insert(ON, tpl.literal(STRUCT)))]
+             Edit(top := ts.definition_start(subject.kernel), top,
+                  tpl.insert(ON, tpl.literal(STRUCT)))]
     if found.early:
         edits += tpl.indented(data, guard.end_byte, close.start_byte, ON, depth=2)
         edits.append(Edit(close.start_byte, close.start_byte,
@@ -282,20 +283,6 @@ def _spliced(data: bytes, start: int, end: int, arrays: list[Array], depth: int)
     return "\n".join([lines[0], *((("    " * depth) + line) if line.strip() else line
                                   for line in lines[1:])])
 
-
-def _top(kernel: Node) -> int:
-    """Where a declaration the kernel needs goes: the start of the line of the outermost node
-    its definition stands in (an `extern "C"`, a block of them, a template declaration)."""
-    node = kernel
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type == "declaration_list" and parent.parent is not None and \
-                parent.parent.type == "linkage_specification":
-            parent = parent.parent
-        if parent.type not in ("linkage_specification", "template_declaration"):
-            break
-        node = parent
-    return node.start_byte - node.start_point[1]
 
 
 MOVE = Move(

@@ -91,8 +91,8 @@ def apply(subject: Subject) -> Applied | Refused:
                   f"{', '.join(a.name for a in s.arrays)} VEC iterations a thread as vectors "
                   "where aligned" for s in loops)
     edits = [e for s in loops for e in _edits(subject, s)]
-    edits.append(Edit(_top(subject.kernel), _top(subject.kernel),
-                      tpl.insert(ON, tpl.literal(STRUCT))))
+    top = ts.definition_start(subject.kernel)
+    edits.append(Edit(top, top, tpl.insert(ON, tpl.literal(STRUCT))))
     return Applied(NAME, (Knob(KNOB, values, 1),), tuple(edits), sites)
 
 
@@ -355,18 +355,6 @@ def _reindented(text: str, old: str, new: str) -> str:
              if line.strip() else line for line in lines[1:]]
     return "\n".join([lines[0], *moved])
 
-
-def _top(kernel: Node) -> int:
-    node = kernel
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type == "declaration_list" and parent.parent is not None and \
-                parent.parent.type == "linkage_specification":
-            parent = parent.parent
-        if parent.type not in ("linkage_specification", "template_declaration"):
-            break
-        node = parent
-    return node.start_byte - node.start_point[1]
 
 
 MOVE = Move(
