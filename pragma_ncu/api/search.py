@@ -127,21 +127,42 @@ def autotune_shapes(spec: SpecLike, options: AutotuneOptions | None = None, *,
 
 @checked
 def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None,
-                  out: Path | None = None) -> dict[str, Path]:
-    """Write the config table file `table` (this tool's layout) in the layout `to` ("vllm":
-    one file per combination of the fixed dims, keyed by `batch_dim`, by default the one dim
-    its shapes vary in) under `out` (default: the table's own folder); the files written, by
-    role. Files already there keep the batch sizes the table does not give."""
-    if to != "vllm":
-        raise UsageError(f"--to {to}: only the vllm layout is written from a table",
-                         option="--to")
+                  out: Path | None = None, dtype: str | None = None,
+                  block_shape: tuple[int, int] | None = None,
+                  dim_map: tuple[tuple[str, str], ...] = (),
+                  triton_version: str | None = None) -> dict[str, Path]:
+    """Write the config table file `table` (this tool's layout) in the layout of the engine
+    `to` ("vllm" or "sglang": one file per combination of the fixed dims, keyed by `batch_dim`,
+    by default the one dim its shapes vary in, named as the engine's loader asks: `dtype` and
+    `block_shape` selectors, the engine's names for the fixed dims by `dim_map`, SGLang's
+    configs/triton_<`triton_version`>/ folder) under `out` (default: the table's own folder);
+    the files written, by role. Files already there keep the batch sizes the table does not
+    give."""
+    if to not in vllm_table.ENGINES:
+        raise UsageError(f"--to {to}: a table is written in an engine's layout "
+                         f"({', '.join(vllm_table.ENGINES)})", option="--to")
     loaded = tables.load_table(table)
+    fmt = _engine_format(to, batch_dim, dtype, block_shape, dim_map, triton_version)
     try:
         batch = vllm_table.batch_dim([e.dims for e in loaded.configs.values()], batch_dim)
     except tables.TableError as exc:
         raise UsageError(str(exc), option="--batch-dim") from None
-    files = vllm_table.from_table(loaded, batch)
+    try:
+        files = vllm_table.from_table(loaded, batch, fmt.naming())
+    except tables.TableError as exc:
+        raise UsageError(str(exc), option="--dim-map") from None
     return table_roles(vllm_table.write(out or Path(table).parent, files))
+
+
+def _engine_format(layout: str, batch_dim: str | None, dtype: str | None,
+                   block_shape: tuple[int, int] | None, dim_map: tuple[tuple[str, str], ...],
+                   triton_version: str | None) -> TableFormat:
+    """The engine layout asked for, its options checked (UsageError naming the option)."""
+    try:
+        return TableFormat(layout, batch_dim, dtype, block_shape, dim_map, triton_version)
+    except tables.TableError as exc:
+        option = "--triton-version" if "Triton" in str(exc) else "--config-format"
+        raise UsageError(str(exc), option=option) from None
 
 
 def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | None,
@@ -167,8 +188,9 @@ def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | Non
 def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions
           ) -> tuple[TaskSpec, Settings, list[Shape], list[Shape], search.SearchOptions]:
     """The spec, the settings, the shapes timed, the shapes only verified, the search's
-    options; a bad shape, a spec with nothing to search or a vLLM table without a batch dim
-    fails here, before a worker starts or anything compiles."""
+    options; a bad shape, a spec with nothing to search or an engine's table without a batch
+    dim (or with fixed dims the engine cannot name) fails here, before a worker starts or
+    anything compiles."""
     task, settings = load(spec), settings_or_default(settings)
     chosen = shapes_of(task, options.shapes)
     names = {s.name for s in chosen}
@@ -177,11 +199,12 @@ def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions
         raise InputError(f"{task.spec_path} declares no parameter with candidate values "
                           "([params] NAME = {default = ..., values = [...]})")
     search.resolvable(task, (*chosen, *checks))
-    if options.config_format.layout == "vllm":
+    if options.config_format.layout != "pragma":
         try:
             options.config_format.batch(task, chosen)
         except tables.TableError as exc:
-            raise UsageError(str(exc), option="--batch-dim") from None
+            option = "--dim-map" if "--dim-map" in str(exc) else "--batch-dim"
+            raise UsageError(str(exc), option=option) from None
     return task, settings, chosen, checks, search.SearchOptions(
         strategy=options.strategy, budget=Budget(options.budget, options.time_budget),
         top_k=options.top_k, rounds=options.rounds, seed=options.seed, jobs=settings.jobs)

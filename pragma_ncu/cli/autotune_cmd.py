@@ -19,6 +19,7 @@ from pragma_ncu.cli.common import (
 )
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
+from pragma_ncu.cli.table_options import engine_table_options
 from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
 from pragma_ncu.pool.devices import GpuSelection
@@ -67,12 +68,11 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--config-format", "config_format", type=click.Choice(LAYOUTS),
               default="pragma", show_default=True,
               help="The config table's layout: pragma (<kernel>/<device>.json, keyed by "
-                   "shape, with the re-test's figures) or vllm (the files vLLM and SGLang "
-                   "load: E=128,N=384,device_name=NVIDIA_H200.json, keyed by the batch size, "
-                   "bare parameters; written directly under --configs).")
-@click.option("--batch-dim", "batch_dim",
-              help="With --config-format vllm: the dim that keys the table (default: the one "
-                   "the spec's shapes vary in; the others name the files).")
+                   "shape, with the re-test's figures), vllm or sglang (the files the engine "
+                   "loads: E=128,N=384,device_name=NVIDIA_H200.json, keyed by the batch size, "
+                   "bare parameters; vLLM's directly under --configs, SGLang's under "
+                   "--configs/configs/triton_X_Y_Z).")
+@engine_table_options
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
@@ -81,7 +81,9 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
              budget: int, time_budget: float | None, top_k: int, rounds: int, seed: int,
              incumbent: tuple[str, ...], arch: str | None, timeout: float,
              out_dir: Path | None, per_shape: bool, configs: Path | None,
-             config_format: str, batch_dim: str | None, gpus: GpuSelection | None,
+             config_format: str, batch_dim: str | None, config_dtype: str | None,
+             block_shape: tuple[int, int] | None, dim_map: tuple[tuple[str, str], ...],
+             triton_version: str | None, gpus: GpuSelection | None,
              workers: int | None, ray: str | None, fmt: str) -> None:
     """Search the parameters a kernel's spec declares, inside the GPU's limits.
 
@@ -94,8 +96,11 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
     runs the same workers across a Ray cluster. Exit status: 0 done, 1 nothing verified, 2 bad
     input, 3 no GPU.
     """
-    if batch_dim is not None and config_format != "vllm":
-        raise click.BadParameter("goes with --config-format vllm", param_hint="--batch-dim")
+    try:
+        table_format = api.TableFormat(config_format, batch_dim, config_dtype, block_shape,
+                                       dim_map, triton_version)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--config-format") from None
     task = load_task(kernel, spec, spec_kernel)
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \
@@ -104,7 +109,7 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
                 shapes=shapes, strategy=strategy, budget=budget, time_budget=time_budget,
                 top_k=top_k, rounds=rounds, seed=seed, incumbent=parse_params(incumbent),
                 arch=arch, timeout=timeout, out=out_dir or api.default_out(task),
-                configs=configs, config_format=api.TableFormat(config_format, batch_dim),
+                configs=configs, config_format=table_format,
                 pool=api.PoolRequest(gpus, workers, ray))
             if per_shape:
                 shaped = api.autotune_shapes(task, options, progress=show)

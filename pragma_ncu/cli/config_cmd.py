@@ -1,5 +1,5 @@
-"""`pragma-ncu config convert TABLE --to vllm`: an autotune config table in another tool's
-layout."""
+"""`pragma-ncu config convert TABLE --to vllm|sglang`: an autotune config table in a serving
+engine's layout."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, user_errors
+from pragma_ncu.cli.table_options import engine_table_options
+from pragma_ncu.search import vllm_table
 
 
 @click.group("config")
@@ -18,21 +20,24 @@ def config_group() -> None:
 
 @config_group.command("convert")
 @click.argument("table", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--to", "to", type=click.Choice(["vllm"]), required=True,
-              help="vllm: the files vLLM and SGLang load (E=128,N=384,"
-                   "device_name=NVIDIA_H200.json), keyed by the batch size, bare parameters.")
-@click.option("--batch-dim", "batch_dim",
-              help="The dim that keys the files (default: the one the table's shapes vary "
-                   "in); the other dims name them, one file per combination of their values.")
+@click.option("--to", "to", type=click.Choice(list(vllm_table.ENGINES)), required=True,
+              help="vllm or sglang: the files the engine loads (E=128,N=384,"
+                   "device_name=NVIDIA_H200.json; SGLang's under configs/triton_X_Y_Z/), "
+                   "keyed by the batch size, bare parameters.")
+@engine_table_options
 @click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False),
               help="The folder to write to (default: the table's own). Files already there "
                    "keep the batch sizes the table does not give.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def convert(table: Path, to: str, batch_dim: str | None, out: Path | None, fmt: str) -> None:
-    """Write TABLE (autotune's <kernel>/<device>.json) in another tool's layout."""
+def convert(table: Path, to: str, batch_dim: str | None, config_dtype: str | None,
+            block_shape: tuple[int, int] | None, dim_map: tuple[tuple[str, str], ...],
+            triton_version: str | None, out: Path | None, fmt: str) -> None:
+    """Write TABLE (autotune's <kernel>/<device>.json) in a serving engine's layout."""
     with user_errors(ValueError):
-        written = api.convert_table(table, to=to, batch_dim=batch_dim, out=out)
+        written = api.convert_table(table, to=to, batch_dim=batch_dim, out=out,
+                                    dtype=config_dtype, block_shape=block_shape,
+                                    dim_map=dim_map, triton_version=triton_version)
     if fmt == "json":
         emit_json({role: str(path) for role, path in written.items()})
         return

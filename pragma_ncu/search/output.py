@@ -17,29 +17,52 @@ from pragma_ncu.search.results import SearchResult
 from pragma_ncu.spec import template as template
 from pragma_ncu.spec.model import Shape, TaskSpec
 
-LAYOUTS = ("pragma", "vllm")
+LAYOUTS = ("pragma", *vllm_table.ENGINES)
 
 
 @dataclass(frozen=True)
 class TableFormat:
     """The layout of the config table: this tool's own (`table`: one file per kernel and
-    device, keyed by every dim, with the re-test's figures) or vLLM's (`vllm_table`: one file
-    per fixed dims and device, keyed by `batch_dim`, bare parameters). `batch_dim` None: the
-    one dim the spec's shapes vary in."""
+    device, keyed by every dim, with the re-test's figures) or a serving engine's, "vllm" or
+    "sglang" (`vllm_table`: one file per fixed dims and device, keyed by `batch_dim`, bare
+    parameters, named as the engine's loader asks: its quantization selectors `dtype` and
+    `block_shape`, its names for the fixed dims `dim_map`, SGLang's `triton_version` folder).
+    `batch_dim` None: the one dim the spec's shapes vary in."""
 
     layout: str = "pragma"
     batch_dim: str | None = None
+    dtype: str | None = None
+    block_shape: tuple[int, int] | None = None
+    dim_map: tuple[tuple[str, str], ...] = ()
+    triton_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
             raise tables.TableError(f"config format {self.layout!r}: expected one of "
                                     f"{', '.join(LAYOUTS)}")
+        engine_only = {"--batch-dim": self.batch_dim, "--config-dtype": self.dtype,
+                       "--block-shape": self.block_shape, "--dim-map": self.dim_map,
+                       "--triton-version": self.triton_version}
+        given = [name for name, value in engine_only.items() if value]
+        if self.layout == "pragma" and given:
+            raise tables.TableError(f"{', '.join(given)}: go with --config-format "
+                                    f"{' or '.join(vllm_table.ENGINES)}")
+        if self.layout != "pragma":
+            self.naming().folder()  # SGLang's needs its Triton version
+
+    def naming(self) -> vllm_table.Naming:
+        """How the engine names the files (vllm_table.Naming)."""
+        return vllm_table.Naming(self.layout, self.dtype, self.block_shape, self.dim_map,
+                                 self.triton_version)
 
     def batch(self, spec: TaskSpec, shapes: Sequence[Shape] = ()) -> str:
-        """The vLLM layout's batch dim for `spec`, decided from all its shapes and `shapes`
-        (TableError where it cannot be)."""
+        """The engine layout's batch dim for `spec`, decided from all its shapes and `shapes`
+        (TableError where it cannot be), the other dims checked to name a file as the engine
+        asks (E and N, or the dim map's)."""
         every = [s.as_dict() for s in (*spec.shapes, *shapes)]
-        return vllm_table.batch_dim(every, self.batch_dim)
+        batch = vllm_table.batch_dim(every, self.batch_dim)
+        self.naming().fixed({d: 1 for d in every[0] if d != batch} if every else {})
+        return batch
 
 
 OWN_LAYOUT = TableFormat()
@@ -86,8 +109,9 @@ def table_roles(paths: Sequence[Path]) -> dict[str, Path]:
 def write_table(results: Sequence[SearchResult], spec: TaskSpec, root: Path,
                 shapes: Sequence[Shape] = (), fmt: TableFormat = OWN_LAYOUT) -> list[Path]:
     """Add every result's per-shape choices to the table of its kernel and device: one file
-    in this tool's layout; in vLLM's, one per combination of the fixed dims, directly under
-    `root` (a vLLM config folder holds one kernel's files)."""
+    in this tool's layout; in an engine's, one per combination of the fixed dims, directly
+    under `root` for vLLM (a vLLM config folder holds one kernel's files), under
+    root/configs/triton_<X_Y_Z> for SGLang."""
     known = {s.name: s for s in (*spec.shapes, *shapes)}
     entries = [e for r in results for e in table_entries(r, known)]
     if not entries:
@@ -98,7 +122,8 @@ def write_table(results: Sequence[SearchResult], spec: TaskSpec, root: Path,
         return [tables.update_table(root, spec.kernel_name, device, dims, entries)]
     table = tables.Table(spec.kernel_name, device, tuple(dims),
                          {tables.shape_key(e.dims, dims): e for e in entries})
-    return vllm_table.write(root, vllm_table.from_table(table, fmt.batch(spec, shapes)))
+    return vllm_table.write(root, vllm_table.from_table(table, fmt.batch(spec, shapes),
+                                                        fmt.naming()))
 
 
 def table_entries(result: SearchResult, shapes: dict[str, Shape]) -> list[tables.Entry]:
