@@ -31,7 +31,7 @@ gpu1=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][1]["uuid
 
 run() {  # label, seconds at most
     local t=$SECONDS
-    timeout "$2" python3 -m pragma_ncu autotune "${ARGS[@]}" --out "$OUT/$1" \
+    timeout "$2" python3 -m pragma_ncu autotune "${ARGS[@]}" --out "$OUT/$1" --no-cache \
         > "$OUT/$1.txt" 2> "$OUT/$1.err"
     echo "$1: exit $? in $((SECONDS - t)) s"
     grep -h "calibrat" "$OUT/$1.err"

@@ -26,7 +26,7 @@ python3 tools/space_counts.py --kernel "$KERNEL" --json | tee "$OUT/space.json"
 
 run() {  # label gpus
     local t=$SECONDS
-    timeout 420 python3 -m pragma_ncu autotune "${ARGS[@]}" --gpus "$2" --out "$OUT/$1" \
+    timeout 420 python3 -m pragma_ncu autotune "${ARGS[@]}" --gpus "$2" --out "$OUT/$1" --no-cache \
         > "$OUT/$1.txt" 2> "$OUT/$1.err"
     echo "$1 (--gpus $2): exit $? in $((SECONDS - t)) s"
 }

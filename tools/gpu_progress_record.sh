@@ -78,7 +78,8 @@ record() {  # run, seconds at most, command...
     echo $((SECONDS - t)) > "$OUT/$1/seconds"
 }
 
-record autotune 40 python3 -m pragma_ncu autotune "${KERNEL[@]}" --out "$OUT/autotune/out"
+record autotune 40 python3 -m pragma_ncu autotune "${KERNEL[@]}" --out "$OUT/autotune/out" \
+    --no-cache
 record tune 70 python3 -m pragma_ncu tune "${KERNEL[@]}" --rounds 1 -v \
     --store "$OUT/tune/store/runs.sqlite"
 cp "$OUT"/tune/store/logs/*.log "$OUT/tune/run.log" 2>/dev/null

@@ -36,6 +36,7 @@ from pragma_ncu.api.knowledge import (
 from pragma_ncu.api.machine import Ceilings, Doctor, ceilings, doctor
 from pragma_ncu.api.moves import MoveReview, MovesReport, moves
 from pragma_ncu.api.search import (
+    AutotuneInterrupted,
     AutotuneOptions,
     ShapesResult,
     autotune,
@@ -59,8 +60,9 @@ from pragma_ncu.search.results import SearchResult
 from pragma_ncu.triage.report import TriageReport
 
 __all__ = [
-    "AutotuneOptions", "BenchReport", "Ceilings", "DeviceCheckError", "Doctor", "Explanation",
-    "Initialized", "KnowledgeBuild", "KnowledgeEntry", "MoveReview", "MovesReport",
+    "AutotuneInterrupted", "AutotuneOptions", "BenchReport", "Ceilings", "DeviceCheckError",
+    "Doctor", "Explanation", "Initialized", "KnowledgeBuild", "KnowledgeEntry", "MoveReview",
+    "MovesReport",
     "PoolRequest", "ProfileOptions", "ProfileRun", "SearchResult", "ShapesResult", "SpecLike",
     "TableFormat", "TriageReport", "TuneInterrupted", "TuneResult", "UsageError", "autotune",
     "autotune_shapes", "bench", "ceilings", "compendium", "convert_table", "default_out",

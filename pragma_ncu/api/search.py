@@ -26,6 +26,7 @@ from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search import autotune as search
 from pragma_ncu.search import table as tables
 from pragma_ncu.search import vllm_table
+from pragma_ncu.search.cache import MeasurementCache, cached, fingerprint, measuring_code
 from pragma_ncu.search.output import (
     OWN_LAYOUT,
     TableFormat,
@@ -33,8 +34,17 @@ from pragma_ncu.search.output import (
     write_results,
     write_table,
 )
-from pragma_ncu.search.results import Budget, SearchResult
+from pragma_ncu.search.results import Budget, CacheUse, SearchResult
 from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
+
+
+class AutotuneInterrupted(KeyboardInterrupt):
+    """An autotune interrupted (Ctrl-C) with the measurement cache on: what it measured is in
+    `cache`, and the same call resumes from it."""
+
+    def __init__(self, cache: Path, measured: int) -> None:
+        self.cache, self.measured = cache, measured
+        super().__init__(str(cache))
 
 
 @dataclass(frozen=True)
@@ -63,7 +73,9 @@ class AutotuneOptions:
     (search.strategies.choices()), the budget in points and seconds, the top `top_k`
     re-tested over `rounds`, the sampler's seed, the configuration to beat (`incumbent`, the
     spec's defaults unless given), the arch, a measurement's timeout, where the results and
-    config tables go (`out`, `configs`, `config_format`) and the pool of workers."""
+    config tables go (`out`, `configs`, `config_format`), the pool of workers, and the
+    measurement cache (`cache`: a SQLite file, the CLI's default the run store; None: every
+    point measured afresh, nothing kept)."""
 
     shapes: Sequence[str | Shape] = ()
     strategy: str = "auto"
@@ -79,6 +91,7 @@ class AutotuneOptions:
     configs: Path | None = None
     config_format: TableFormat = OWN_LAYOUT
     pool: PoolRequest | None = None
+    cache: Path | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -172,17 +185,53 @@ def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | Non
     on the target's session (with the device and the ceilings each result stands on)."""
     task, settings, chosen, checks, search_options = _plan(spec, settings, options)
     progress = logged(progress)
-    with _session(task, settings, options, progress) as (session, _):
-        evaluator, say = session.evaluator(task), notes(progress)
-        if per_shape:
-            found = search.autotune_shapes(task, chosen, evaluator, search_options,
-                                           check_shapes=checks, incumbent=options.incumbent,
-                                           progress=progress, notice=say)
-        else:
-            found = [search.autotune(task, chosen, evaluator, search_options,
-                                     check_shapes=checks, incumbent=options.incumbent,
-                                     progress=progress, notice=say)]
-        return task, chosen, [_on(r, session) for r in found]
+    store: MeasurementCache | None = None
+    try:
+        with _session(task, settings, options, progress) as (session, _):
+            if options.cache is not None:  # opened once a worker runs: no file without one
+                store = MeasurementCache(options.cache)
+            evaluator = cached(session.evaluator(task), store, _context(task, session))
+            say = notes(progress)
+            if per_shape:
+                found = search.autotune_shapes(task, chosen, evaluator, search_options,
+                                               check_shapes=checks,
+                                               incumbent=options.incumbent,
+                                               progress=progress, notice=say)
+            else:
+                found = [search.autotune(task, chosen, evaluator, search_options,
+                                         check_shapes=checks, incumbent=options.incumbent,
+                                         progress=progress, notice=say)]
+            use = None if store is None else CacheUse(
+                str(store.path), store.counts.reused, store.counts.measured)
+            return task, chosen, [replace(_on(r, session), cache=use) for r in found]
+    except KeyboardInterrupt:
+        if store is not None:
+            raise AutotuneInterrupted(store.path, store.counts.measured) from None
+        raise
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _context(task: TaskSpec, session: Session) -> dict[str, str]:
+    """What decides a measurement beyond its build, shape and phase (search/cache.py): the
+    device, the spec's bytes, the reference's, the code that measures."""
+    ref = task.reference
+    if ref.function and ":" in ref.function and ref.function.split(":")[0].endswith(".py"):
+        path = Path(ref.base_dir or task.spec_path.parent) / ref.function.split(":")[0]
+        reference = _bytes(path) + ref.function.encode()
+    else:
+        reference = (ref.function or "").encode() + _bytes(task.source_path)
+    return {"device": session.identity or session.device, "tool": measuring_code(),
+            "spec": fingerprint(_bytes(task.spec_path)),
+            "reference": fingerprint(ref.library, reference)}
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return str(path).encode()
 
 
 def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions

@@ -57,6 +57,9 @@ class Session(Protocol):
     """What the loop and the search use of a target, opened on one worker (or a pool)."""
 
     device: str
+    # what a measurement's number depends on of the device: the GPU's name and driver, the
+    # host's CPU and OS (the measurement cache's key: search/cache.py)
+    identity: str
     ceiling_gbps: float | None
     compute: ComputeRate | None  # the compute ceiling the spec's FLOPs run on, if it has any
     # the device's measured compute ceilings (ComputeCeiling.per_second), which diagnosis
@@ -97,6 +100,7 @@ class CompiledSession:
     ceiling_gbps: float | None = None
     compute: ComputeRate | None = None
     compute_ceilings: dict[str, float] | None = None
+    identity: str = ""
 
     def known_compute(self, device_key: str) -> dict[str, float] | None:
         """The device's compute ceilings: those measured for the spec's FLOPs, else those

@@ -22,6 +22,7 @@ from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.cli.table_options import engine_table_options
 from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
+from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
 from pragma_ncu.search import strategies
@@ -73,6 +74,14 @@ from pragma_ncu.spec.model import TaskSpec
                    "bare parameters; vLLM's directly under --configs, SGLang's under "
                    "--configs/configs/triton_X_Y_Z).")
 @engine_table_options
+@click.option("--cache", "cache", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path(DEFAULT_NAME), show_default=True,
+              help="The measurement cache (a table of the run store): every point measured "
+                   "is kept, keyed by its build, shape, spec, reference, device, driver and "
+                   "toolchain; a rerun measures nothing it already measured, and an "
+                   "interrupted autotune resumes from it.")
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Measure every point afresh and keep nothing.")
 @pool_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
@@ -83,7 +92,8 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
              out_dir: Path | None, per_shape: bool, configs: Path | None,
              config_format: str, batch_dim: str | None, config_dtype: str | None,
              block_shape: tuple[int, int] | None, dim_map: tuple[tuple[str, str], ...],
-             triton_version: str | None, gpus: GpuSelection | None,
+             triton_version: str | None, cache: Path, no_cache: bool,
+             gpus: GpuSelection | None,
              workers: int | None, ray: str | None, fmt: str) -> None:
     """Search the parameters a kernel's spec declares, inside the GPU's limits.
 
@@ -110,11 +120,16 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
                 top_k=top_k, rounds=rounds, seed=seed, incumbent=parse_params(incumbent),
                 arch=arch, timeout=timeout, out=out_dir or api.default_out(task),
                 configs=configs, config_format=table_format,
+                cache=None if no_cache else cache,
                 pool=api.PoolRequest(gpus, workers, ray))
             if per_shape:
                 shaped = api.autotune_shapes(task, options, progress=show)
             else:
                 result = api.autotune(task, options, progress=show)
+    except api.AutotuneInterrupted as exc:
+        click.echo(f"\ninterrupted: the {exc.measured} measurements made are in the cache "
+                   f"{exc.cache}; the same command resumes from them", err=True)
+        sys.exit(ExitStatus.INTERRUPTED)
     except NoGPUError as exc:
         click.echo(f"no GPU: {exc.reason}\nautotune measures on a CUDA GPU; run "
                    "`pragma-ncu doctor` for what is missing.", err=True)

@@ -117,5 +117,15 @@ def stats_lines(result: SearchResult) -> list[str]:
         f"wall {s.wall_s:.1f} s (search {s.search_s:.1f} s, re-test {s.retest_s:.1f} s); "
         f"compile {s.compile_s:.1f} s summed over parallel jobs, {s.cache_hits} cached; "
         f"GPU {s.gpu_s:.1f} s; within 2% of the best after {reach}",
+        *cache_lines(result),
         *workers_lines(result),
     ]
+
+
+def cache_lines(result: SearchResult) -> list[str]:
+    """What the run took from the measurement cache (none without it)."""
+    use = result.cache
+    if use is None:
+        return []
+    return [f"measurement cache {use.path}: {use.reused} measurements reused, {use.measured} "
+            "measured now (--no-cache measures every point afresh)"]

@@ -17,7 +17,7 @@ from pragma_ncu.infra.progress import Notice
 from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.pool.calibration import Calibration, DeviceFigure, judge
 from pragma_ncu.pool.workers import Lane
-from pragma_ncu.search.evaluator import SEARCH
+from pragma_ncu.search.evaluator import CALIBRATE
 from pragma_ncu.search.parallel import DEATHS, PooledEvaluator
 from pragma_ncu.search.serial import Problem, incumbent_point
 from pragma_ncu.search.space import Point, point_key
@@ -60,7 +60,7 @@ def _measure(pooled: PooledEvaluator, lane: Lane, point: Point, built: BuildResu
              shape: Shape) -> Measurement | str:
     """In the lane's thread: the incumbent timed as the search times it, or why not."""
     try:
-        return pooled.for_lane(lane).measure(point, built, shape, SEARCH)
+        return pooled.for_lane(lane).measure(point, built, shape, CALIBRATE)
     except NoGPUError as exc:
         return f"no worker would start: {exc.reason}"
 

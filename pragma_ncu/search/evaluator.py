@@ -25,6 +25,7 @@ from pragma_ncu.worker.protocol import KernelRef, TimingConfig
 SEARCH = "search"
 RETEST = "retest"
 CHECK = "check"  # verify only, no timing: the shapes a point must be right at but is not tuned for
+CALIBRATE = "calibrate"  # a search's timing of one point on every worker: it measures the device
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Phases:
     retest_seeds: tuple[int, ...] = (3, 4)
 
     def timing(self, phase: str) -> TimingConfig | None:
-        return {SEARCH: self.search, RETEST: self.retest}.get(phase)
+        return {SEARCH: self.search, CALIBRATE: self.search, RETEST: self.retest}.get(phase)
 
     def seeds(self, phase: str) -> tuple[int, ...]:
         return self.retest_seeds if phase == RETEST else self.search_seeds

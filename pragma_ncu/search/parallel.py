@@ -70,6 +70,10 @@ class PooledEvaluator:
                 self._evaluators[lane.label] = self._make(lane)
             return self._evaluators[lane.label]
 
+    def wrapped(self, wrap: Callable[[Evaluator], Evaluator]) -> PooledEvaluator:
+        """The same pool, each lane's evaluator wrapped (the measurement cache's)."""
+        return PooledEvaluator(self.pool, lambda lane: wrap(self._make(lane)))
+
     def build(self, point: Point) -> BuildResult:
         return self._builder.build(point)
 

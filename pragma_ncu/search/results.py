@@ -218,6 +218,17 @@ class WorkerSummary:
 
 
 @dataclass(frozen=True)
+class CacheUse:
+    """What a run took from the measurement cache (search/cache.py): the file, the
+    measurements it answered, and those measured now (over the whole run: every shape's
+    search, the re-tests and the check shapes)."""
+
+    path: str
+    reused: int
+    measured: int
+
+
+@dataclass(frozen=True)
 class SearchResult:
     kernel: str
     strategy: str
@@ -235,6 +246,7 @@ class SearchResult:
     retest_device: WorkerDevice | None = None  # with many workers: the one that re-tested all
     calibration: Calibration | None = None  # with many workers: each one's speed, who was out
     files: tuple[tuple[str, str], ...] = ()  # what was written, by role (not in results.json)
+    cache: CacheUse | None = None  # with the measurement cache on
 
     @property
     def points_per_s(self) -> float | None:
@@ -261,6 +273,7 @@ class SearchResult:
             "calibration": self.calibration.to_json() if self.calibration else None,
             "retests": [_retest_json(r) for r in self.retests],
             "evaluations": [e.to_json() for e in self.evaluations],
+            "cache": asdict(self.cache) if self.cache else None,
         }
 
 

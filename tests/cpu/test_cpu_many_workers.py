@@ -50,7 +50,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def _autotune(kernel: Path, env: dict[str, str], out: Path, *extra: str) -> dict:
     res = CliRunner(env=env).invoke(cli, ["autotune", "--kernel", str(kernel), "--shape",
                                           "n64k-k33", "--out", str(out), "--format", "json",
-                                          *extra])
+                                          "--no-cache", *extra])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 
@@ -148,7 +148,7 @@ def test_per_shape_spreads_the_shapes_and_the_table_loads_back(
 
     res = CliRunner(env=env).invoke(cli, ["autotune", "--kernel", str(kernel), "--per-shape",
                                           "--workers", "2", "--out", str(tmp_path),
-                                          "--format", "json"])
+                                          "--format", "json", "--no-cache"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert set(data["shapes"]) == {"n64k-k33", "odd"}
@@ -181,10 +181,12 @@ def test_a_vllm_layout_table_of_a_real_run_loads_as_the_servers_load_it(
     from pragma_ncu.search.vllm_table import device_part
 
     args = ["autotune", "--kernel", str(kernel), "--config-format", "vllm", "--out",
-            str(tmp_path), "--format", "json"]
+            str(tmp_path), "--format", "json", "--no-cache"]
     refused = CliRunner(env=env).invoke(cli, args)
     assert refused.exit_code == 2 and "vary in n, k" in refused.output
-    res = CliRunner(env=env).invoke(cli, [*args, "--batch-dim", "n"])
+    unnamed = CliRunner(env=env).invoke(cli, [*args, "--batch-dim", "n"])
+    assert unnamed.exit_code == 2 and "--dim-map" in unnamed.output  # k is neither E nor N
+    res = CliRunner(env=env).invoke(cli, [*args, "--batch-dim", "n", "--dim-map", "k=k"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     files = sorted(Path(p).name for role, p in data["files"].items() if role.startswith("table"))

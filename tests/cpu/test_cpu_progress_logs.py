@@ -118,7 +118,7 @@ def test_the_log_file_gets_everything(tuned: dict) -> None:
 def test_json_stdout_stays_clean_and_a_ci_log_gets_no_progress(tmp_path: Path) -> None:
     result = CliRunner(env=_env(tmp_path)).invoke(cli, [
         "autotune", "--kernel", str(KERNEL), "--shape", "n64k-k33", "--out",
-        str(tmp_path / "out"), "--format", "json", "-v"])
+        str(tmp_path / "out"), "--format", "json", "-v", "--no-cache"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # all of stdout is the JSON document
     assert data["kernel"] == "conv1d" and data["stats"]["evaluated"] == 32

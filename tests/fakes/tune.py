@@ -69,6 +69,7 @@ class SimBackend:
     compute_ceilings: dict[str, float] | None = None
     limits: Limits = H200_LIMITS
     device: str = "simulated H200"
+    identity: str = "simulated H200, no driver"
     jitter_pct: float = 0.3
     seed: int = 0
     checks: dict[str, str] = field(default_factory=dict)  # text hash -> compile error

@@ -30,7 +30,8 @@ def _fake_python(tmp: Path, *flags: str) -> str:
 def _invoke(tmp: Path, *args: str, gpu: bool = True):  # type: ignore[no-untyped-def]
     env = {"PRAGMA_NCU_CACHE": str(tmp / "cache"),
            "PRAGMA_NCU_PYTHON": _fake_python(tmp, *(() if gpu else ("--no-gpu",)))}
-    return CliRunner().invoke(cli, ["autotune", *args], env=env, catch_exceptions=False)
+    return CliRunner().invoke(cli, ["autotune", *args, "--cache", str(tmp / "runs.sqlite")],
+                              env=env, catch_exceptions=False)
 
 
 def test_without_a_gpu_it_says_so_and_exits_3(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ class CpuSession(CompiledSession):
         super().__init__(original, settings, runner, pool, phases or cpu_phases(),
                          Limits.host(), f"{info.name} ({info.cores} cores)")
         self.host = info
+        self.identity = f"{info.name}, {info.cores} cores, {info.machine}, {info.kernel}"
         self.ceiling_gbps = ceiling_for(runner, "", settings.cache_dir / "ceilings.json",
                                         nbytes=CEILING_BYTES).gbps
         if original.flops_expr:  # the roofline needs the compute ceiling only with FLOPs

@@ -40,6 +40,7 @@ class CudaSession(CompiledSession):
         super().__init__(original, settings, runner, pool, phases or Phases(),
                          Limits.from_device(info), info.name)
         self.arch = target_arch(arch, info.arch)
+        self.identity = f"{info.name}, driver {info.driver_version}"
         self.nvcc: NvccInfo = find_nvcc(settings)
         self.harness: BuildResult = cuda_build.build_harness(self.arch, self.nvcc, settings)
         assert self.harness.cubin_path is not None

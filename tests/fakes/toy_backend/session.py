@@ -18,6 +18,7 @@ class ToySession:
     def __init__(self, original: TaskSpec, device: str) -> None:
         self.original = original
         self.device = device
+        self.identity = f"{device} (toy)"
         self.ceiling_gbps: float | None = None  # no ceilings: no roofline, the loop's stops
         self.compute: ComputeRate | None = None  # are patience and the round budget
         self.compute_ceilings: dict[str, float] | None = None
