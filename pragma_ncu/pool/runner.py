@@ -141,7 +141,9 @@ class WorkerProcess:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr_tail: deque[str] = deque(maxlen=40)
         threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True).start()
+        self._err_pump = threading.Thread(target=self._pump_err, args=(self.proc.stderr,),
+                                          daemon=True)
+        self._err_pump.start()
 
     def _pump(self, stream: IO[bytes]) -> None:
         for line in stream:
@@ -178,6 +180,8 @@ class WorkerProcess:
 
     def _died_message(self) -> str:
         code = self.proc.poll()
+        if code is not None:  # its last words may still be in the pipe: read them first
+            self._err_pump.join(timeout=5.0)
         tail = "\n".join(list(self.stderr_tail)[-8:])
         return f"worker exited with code {code}" + (f":\n{tail}" if tail else "")
 

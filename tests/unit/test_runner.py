@@ -11,7 +11,7 @@ import pytest
 
 from pragma_ncu.infra.errors import NoGPUError, WorkerProtocolError
 from pragma_ncu.measure.measurement import Status
-from pragma_ncu.pool.runner import Runner
+from pragma_ncu.pool.runner import Runner, WorkerProcess
 from pragma_ncu.worker import serve
 from tests.fakes.requests import fake_request as request
 
@@ -50,6 +50,23 @@ def test_crash_reports_exit_code_and_stderr_then_recovers() -> None:
         assert "code 7" in crashed.message
         assert "Segmentation fault in fake kernel" in crashed.message
         assert runner.evaluate(request("ok")).status is Status.OK
+
+
+def test_a_crash_message_waits_for_the_workers_last_words(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded host the stderr reader can lag the process's exit: the message read the
+    tail before the last lines arrived ("worker exited with code 7", nothing else; a CI run
+    under a busy loop). A slow reader stands for the lag here."""
+    slow = WorkerProcess._pump_err
+
+    def lagging(self, stream):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)
+        slow(self, stream)
+
+    monkeypatch.setattr(WorkerProcess, "_pump_err", lagging)
+    with Runner(FAKE, timeout_s=10) as runner:
+        crashed = runner.evaluate(request("crash"))
+        assert "Segmentation fault in fake kernel" in crashed.message
 
 
 def test_fatal_cuda_error_is_runtime_error_and_worker_is_replaced() -> None:
