@@ -33,6 +33,19 @@ def gpu_device():  # type: ignore[no-untyped-def]
         pytest.skip(f"no GPU: {exc.reason}")
 
 
+@pytest.fixture
+def toy():  # type: ignore[no-untyped-def]
+    """The test-only target "toy" (tests/fakes/toy_backend) registered for one test."""
+    from pragma_ncu import backends
+    from tests.fakes.toy_backend import TARGET
+
+    backends.register(TARGET)
+    try:
+        yield
+    finally:
+        backends.unregister(TARGET.name)
+
+
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
     skip_nvcc = pytest.mark.skip(reason="nvcc not found")
     for item in items:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu import api, backends
+from pragma_ncu import api
 from pragma_ncu.build.compile import BuildResult
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.errors import exit_status
@@ -25,20 +24,10 @@ from pragma_ncu.search.evaluator import CALIBRATE, CHECK, RETEST, SEARCH
 from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.space import Point
 from pragma_ncu.spec.model import Shape
+from tests.fakes.toy_backend import KERNELS
 from tests.fakes.toy_backend.evaluator import ToyEvaluator
-from tests.fakes.toy_backend.target import TARGET
 
-KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"
 CONTEXT = {"device": "NVIDIA H200, driver 580159", "tool": "0", "spec": "s", "reference": "r"}
-
-
-@pytest.fixture
-def toy() -> Iterator[None]:
-    backends.register(TARGET)
-    try:
-        yield
-    finally:
-        backends.unregister(TARGET.name)
 
 
 @dataclass

@@ -5,28 +5,16 @@ interrupted in round 0 leaves a record that --resume continues from round 0."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from pragma_ncu import api, backends, loop
+from pragma_ncu import api, loop
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.errors import InputError, KernelFailure
 from pragma_ncu.infra.store import Store
-from tests.fakes.toy_backend import TARGET
-
-KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"
-
-
-@pytest.fixture
-def toy() -> Iterator[None]:
-    backends.register(TARGET)
-    try:
-        yield
-    finally:
-        backends.unregister(TARGET.name)
+from tests.fakes.toy_backend import KERNELS
 
 
 @pytest.fixture

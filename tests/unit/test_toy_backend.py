@@ -8,7 +8,6 @@ profile, decide, stop), whose trace renders. Nothing in pragma_ncu names it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,18 +22,7 @@ from pragma_ncu.infra.store import Store
 from pragma_ncu.measure.traces import load_trace
 from pragma_ncu.report.trace import render_markdown
 from pragma_ncu.spec.file import load_spec
-from tests.fakes.toy_backend import TARGET
-
-KERNELS = Path(__file__).resolve().parents[1] / "fakes" / "toy_backend" / "kernels"
-
-
-@pytest.fixture
-def toy() -> Iterator[None]:
-    backends.register(TARGET)
-    try:
-        yield
-    finally:
-        backends.unregister(TARGET.name)
+from tests.fakes.toy_backend import KERNELS, TARGET
 
 
 def test_the_registered_target_takes_its_sources(toy: None) -> None:

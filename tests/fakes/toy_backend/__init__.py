@@ -7,9 +7,14 @@ the toy's cost model. The toy's evaluator runs it in this process, checks the ou
 the kernel at its defaults, and reports `cost_us` as the measured time; its collector,
 "toycount", records a few metrics of one call; its one diagnosis rule names the per-block
 overhead. `target` holds the Target, `session` what the loop and the search use, `evaluator`,
-`collect` and `diagnosis` the rest, as in pragma_ncu/backends/<target>/.
+`collect` and `diagnosis` the rest, as in pragma_ncu/backends/<target>/. The `toy` fixture
+(tests/conftest.py) registers it for one test.
 """
+
+from pathlib import Path
 
 from tests.fakes.toy_backend.target import TARGET
 
-__all__ = ["TARGET"]
+KERNELS = Path(__file__).resolve().parent / "kernels"  # scale.toy and its spec
+
+__all__ = ["KERNELS", "TARGET"]
