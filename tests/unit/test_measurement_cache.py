@@ -193,3 +193,8 @@ def test_the_cli_keeps_the_cache_in_the_run_store_and_says_what_it_reused(
     assert "0 measured now" in res.output
     res = CliRunner().invoke(cli, [*args, "--no-cache"])
     assert res.exit_code == 0 and "measurement cache" not in res.output
+    tuned = CliRunner().invoke(cli, ["tune", "--kernel", str(KERNELS / "scale.toy"),
+                                     "--rounds", "2"])  # the run store beside the cache
+    assert tuned.exit_code == 0, tuned.output
+    assert CliRunner().invoke(cli, ["trace", "last"]).exit_code == 0
+    assert CliRunner().invoke(cli, args).exit_code == 0  # and the cache beside the runs
