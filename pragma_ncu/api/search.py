@@ -162,8 +162,8 @@ def convert_table(table: Path, *, to: str = "vllm", batch_dim: str | None = None
         raise UsageError(str(exc), option="--batch-dim") from None
     try:
         files = vllm_table.from_table(loaded, batch, fmt.naming())
-    except tables.TableError as exc:
-        raise UsageError(str(exc), option="--dim-map") from None
+    except vllm_table.NamingError as exc:
+        raise UsageError(str(exc), option=exc.option) from None
     return table_roles(vllm_table.write(out or Path(table).parent, files))
 
 
@@ -173,9 +173,8 @@ def _engine_format(layout: str, batch_dim: str | None, dtype: str | None,
     """The engine layout asked for, its options checked (UsageError naming the option)."""
     try:
         return TableFormat(layout, batch_dim, dtype, block_shape, dim_map, triton_version)
-    except tables.TableError as exc:
-        option = "--triton-version" if "Triton" in str(exc) else "--config-format"
-        raise UsageError(str(exc), option=option) from None
+    except vllm_table.NamingError as exc:
+        raise UsageError(str(exc), option=exc.option) from None
 
 
 def _searched(spec: SpecLike, options: AutotuneOptions, settings: Settings | None,
@@ -252,7 +251,7 @@ def _plan(spec: SpecLike, settings: Settings | None, options: AutotuneOptions
         try:
             options.config_format.batch(task, chosen)
         except tables.TableError as exc:
-            option = "--dim-map" if "--dim-map" in str(exc) else "--batch-dim"
+            option = exc.option if isinstance(exc, vllm_table.NamingError) else "--batch-dim"
             raise UsageError(str(exc), option=option) from None
     return task, settings, chosen, checks, search.SearchOptions(
         strategy=options.strategy, budget=Budget(options.budget, options.time_budget),

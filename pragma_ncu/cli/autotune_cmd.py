@@ -28,6 +28,7 @@ from pragma_ncu.report import autotune as tables
 from pragma_ncu.search import strategies
 from pragma_ncu.search.output import LAYOUTS
 from pragma_ncu.search.results import SearchResult
+from pragma_ncu.search.vllm_table import NamingError
 from pragma_ncu.spec.model import TaskSpec
 
 
@@ -109,8 +110,8 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
     try:
         table_format = api.TableFormat(config_format, batch_dim, config_dtype, block_shape,
                                        dim_map, triton_version)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--config-format") from None
+    except NamingError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option) from None
     task = load_task(kernel, spec, spec_kernel)
     try:
         with user_errors(ValueError, keep=(NoGPUError,)), \

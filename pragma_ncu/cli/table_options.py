@@ -1,7 +1,7 @@
 """The options that name a config table's files as a serving engine loads them (`--batch-dim`,
 `--config-dtype`, `--block-shape`, `--dim-map`, `--triton-version`), shared by `autotune
---config-format vllm|sglang` and `config convert --to vllm|sglang`; collected into one
-`engine_table` argument (a dict of TableFormat's fields)."""
+--config-format vllm|sglang` and `config convert --to vllm|sglang`; each passed to the command
+as its own argument, `--block-shape` and `--dim-map` already parsed."""
 
 from __future__ import annotations
 

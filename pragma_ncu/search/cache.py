@@ -8,8 +8,8 @@ source after rendering, the parameters, the compiler, its version and flags, the
 spec (its file's bytes: inputs, tolerances, launch), the reference it is checked against (its
 file's bytes, or the reference kernel's source), the shape, the phase with its timing and
 seeds, the device (name and driver, or the host) and the code that verifies and times it
-(`measuring_code`). A point measured on
-another device, driver or toolchain has another key and is never reused. What is not the
+(`measuring_code`). A point measured on another device, driver or toolchain has another key
+and is never reused. What is not the
 point's doing is never kept: a timeout, a worker that died, a reference that failed.
 
 The cache is a table of the run store (`.pragma-ncu/runs.sqlite` by default), written one
@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +59,6 @@ class CacheCounts:
 
     reused: int = 0
     measured: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def count(self, reused: bool) -> None:
-        with self.lock:
-            if reused:
-                self.reused += 1
-            else:
-                self.measured += 1
 
 
 class MeasurementCache:
@@ -95,6 +87,14 @@ class MeasurementCache:
             n = self._asked.get(key, 0)
             self._asked[key] = n + 1
         return f"{key}#{n}"
+
+    def count(self, reused: bool) -> None:
+        """One asking answered from the cache (`reused`) or measured."""
+        with self._lock:
+            if reused:
+                self.counts.reused += 1
+            else:
+                self.counts.measured += 1
 
     def get(self, key: str) -> Measurement | None:
         with self._lock:
@@ -149,7 +149,7 @@ class CachedEvaluator:
     """An `Evaluator` that answers a measurement from the cache when it holds one for the same
     key, and keeps each new one the point is answerable for. `context` holds what the key
     needs beyond the call: the device's identity, the spec's and the reference's fingerprint,
-    the tool's version."""
+    the measuring code's."""
 
     def __init__(self, inner: Evaluator, cache: MeasurementCache,
                  context: Mapping[str, str]) -> None:
@@ -167,10 +167,10 @@ class CachedEvaluator:
         key = self.cache.occurrence(fingerprint(json.dumps(facts, sort_keys=True)))
         held = self.cache.get(key)
         if held is not None:
-            self.cache.counts.count(reused=True)
+            self.cache.count(reused=True)
             return held
         measured = self.inner.measure(point, built, shape, phase)
-        self.cache.counts.count(reused=False)
+        self.cache.count(reused=False)
         if measured.status in KEPT:
             self.cache.put(key, facts, measured)
         return measured

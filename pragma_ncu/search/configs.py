@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pragma_ncu.search import vllm_table
 from pragma_ncu.search.table import Dims, TableError, load_table, lookup, table_path
@@ -54,10 +54,10 @@ def _naming(path: Path, naming: vllm_table.Naming | None, dtype: str | None,
     out for."""
     if naming is None:
         naming = vllm_table.Naming(vllm_table.engine_of(path) if path.is_dir() else "vllm")
-    shape = None if block_shape is None else vllm_table.parse_block_shape(
-        ",".join(str(b) for b in block_shape))
+    shape = naming.block_shape if block_shape is None else \
+        cast("tuple[int, int]", tuple(block_shape))  # two positive numbers: Naming checks
     return replace(naming, dtype=dtype if dtype is not None else naming.dtype,
-                   block_shape=shape if shape is not None else naming.block_shape)
+                   block_shape=shape)
 
 
 def _in_folder(root: Path, shape: Dims | str | int, kernel: str | None,

@@ -38,15 +38,16 @@ class TableFormat:
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
-            raise tables.TableError(f"config format {self.layout!r}: expected one of "
-                                    f"{', '.join(LAYOUTS)}")
+            raise vllm_table.NamingError(f"config format {self.layout!r}: expected one of "
+                                         f"{', '.join(LAYOUTS)}", "--config-format")
         engine_only = {"--batch-dim": self.batch_dim, "--config-dtype": self.dtype,
                        "--block-shape": self.block_shape, "--dim-map": self.dim_map,
                        "--triton-version": self.triton_version}
         given = [name for name, value in engine_only.items() if value]
         if self.layout == "pragma" and given:
-            raise tables.TableError(f"{', '.join(given)}: go with --config-format "
-                                    f"{' or '.join(vllm_table.ENGINES)}")
+            raise vllm_table.NamingError(f"{', '.join(given)}: go with --config-format "
+                                         f"{' or '.join(vllm_table.ENGINES)}",
+                                         "--config-format")
         if self.layout != "pragma":
             self.naming().folder()  # SGLang's needs its Triton version
 

@@ -54,6 +54,14 @@ _SELECTORS = re.compile(r"^(?:,dtype=(?P<dtype>[A-Za-z0-9_]+))?"
                         r"(?:,block_shape=\[(?P<n>\d+), ?(?P<k>\d+)\])?(?P<rest>.*)$")
 
 
+class NamingError(TableError):
+    """A file name the engine's options cannot make; `option` names the option to change."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
 @dataclass(frozen=True)
 class Naming:
     """How a serving engine names one kernel's config files beyond the dims' values: the
@@ -71,24 +79,26 @@ class Naming:
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
-            raise TableError(f"engine {self.engine!r}: expected one of {', '.join(ENGINES)}")
+            raise NamingError(f"engine {self.engine!r}: expected one of {', '.join(ENGINES)}",
+                              "--config-format")
         if self.dtype is not None and not _DTYPE.match(self.dtype):
-            raise TableError(f"dtype {self.dtype!r}: expected a name such as fp8_w8a8 "
-                             "(letters, digits and underscores)")
+            raise NamingError(f"dtype {self.dtype!r}: expected a name such as fp8_w8a8 "
+                              "(letters, digits and underscores)", "--config-dtype")
         if self.block_shape is not None and (
                 len(self.block_shape) != 2
                 or not all(isinstance(b, int) and b > 0 for b in self.block_shape)):
-            raise TableError(f"block shape {self.block_shape!r}: expected two positive whole "
-                             "numbers, N and K (128,128)")
+            raise NamingError(f"block shape {self.block_shape!r}: expected two positive whole "
+                              "numbers, N and K (128,128)", "--block-shape")
         if self.triton_version is not None and not _VERSION.match(self.triton_version):
-            raise TableError(f"Triton version {self.triton_version!r}: expected digits and "
-                             "dots (3.4.0)")
+            raise NamingError(f"Triton version {self.triton_version!r}: expected digits and "
+                              "dots (3.4.0)", "--triton-version")
         engine_names = [e for e, _ in self.dims]
         table_names = [t for _, t in self.dims]
         for names, what in ((engine_names, "the engine's"), (table_names, "the table's")):
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
-                raise TableError(f"the dim map names {what} dim {', '.join(twice)} twice")
+                raise NamingError(f"the dim map names {what} dim {', '.join(twice)} twice",
+                                  "--dim-map")
 
     def selectors(self) -> str:
         """',dtype=fp8_w8a8,block_shape=[128,128]' (SGLang: '[128, 128]'), or ''."""
@@ -104,10 +114,10 @@ class Naming:
         if self.engine != "sglang":
             return Path()
         if not self.triton_version:
-            raise TableError("SGLang reads its config files from configs/triton_<version>/ "
-                             "under SGLANG_MOE_CONFIG_DIR: give the Triton version the server "
-                             "runs (--triton-version 3.4.0; python -c 'import triton; "
-                             "print(triton.__version__)' says it)")
+            raise NamingError("SGLang reads its config files from configs/triton_<version>/ "
+                              "under SGLANG_MOE_CONFIG_DIR: give the Triton version the server "
+                              "runs (--triton-version 3.4.0; python -c 'import triton; "
+                              "print(triton.__version__)' says it)", "--triton-version")
         return Path("configs") / f"triton_{self.triton_version.replace('.', '_')}"
 
     def fixed(self, dims: Mapping[str, int]) -> dict[str, int]:
@@ -116,18 +126,18 @@ class Naming:
         if self.dims:
             mapped = {t for _, t in self.dims}
             if mapped != set(dims):
-                raise TableError(
+                raise NamingError(
                     f"the dim map names {', '.join(sorted(mapped)) or 'no dim'} of the table; "
                     f"its fixed dims are {', '.join(dims) or 'none'}: map every fixed dim, "
-                    "no other")
+                    "no other", "--dim-map")
             return {engine: int(dims[table]) for engine, table in self.dims}
         if set(dims) == set(MOE_DIMS) or not dims:
             return {name: int(dims[name]) for name in MOE_DIMS if name in dims}
-        raise TableError(
+        raise NamingError(
             f"vLLM and SGLang name a fused-MoE config file by E and N in that order "
             f"(E=128,N=384,device_name=...); the table fixes {', '.join(dims)}: say which is "
             "which with --dim-map E=<dim>,N=<dim> (or, for another kernel's files, the "
-            "engine's names in its file's order)")
+            "engine's names in its file's order)", "--dim-map")
 
     def table_dims(self, dims: Mapping[str, int]) -> dict[str, int]:
         """A shape's `dims` by the engine's names (a mapped dim renamed, the others kept)."""
