@@ -8,6 +8,7 @@ pull-request comment); `--kernel NAME` shows a group's full detail instead
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from tabulate import tabulate
@@ -17,10 +18,14 @@ from pragma_ncu.report import terminal
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
+    ADDED,
     IMPROVEMENT,
     REGRESSION,
+    REMOVED,
+    SWAPPED,
     UNCHANGED,
     UNDECIDED,
+    Change,
     GroupTriage,
     Side,
     TriageReport,
@@ -58,8 +63,11 @@ def headline(report: TriageReport) -> list[str]:
     groups = (len(report.kernels) + len(report.removed), len(report.kernels) + len(report.added))
     change = f"{pct(100 * (tn - tb) / tb)}, " if tb else ""
     counts = ", ".join(f"{n} {label}" for n, label in (
-        (report.count(REGRESSION), "regressed"), (report.count(IMPROVEMENT), "improved"),
-        (report.count(UNDECIDED), "too noisy to decide"), (report.count(UNCHANGED), "unchanged"),
+        (report.count(REGRESSION, False), "regressed"),
+        (report.count(IMPROVEMENT, False), "improved"),
+        (len(report.swaps), "swapped" + _swap_verdicts(report)),
+        (report.count(UNDECIDED, False), "too noisy to decide"),
+        (report.count(UNCHANGED, False), "unchanged"),
         (len(report.added), "added"), (len(report.removed), "removed")) if n)
     verdict = "REGRESSION" if report.regressed else \
         "no regression shown, too noisy to decide" if report.count(UNDECIDED) else "no regression"
@@ -71,6 +79,13 @@ def headline(report: TriageReport) -> list[str]:
             "kernels",
             f"Verdict: {verdict} at {report.threshold_pct:g}% ({counts}); exit status "
             f"{report.exit_code}"]
+
+
+def _swap_verdicts(report: TriageReport) -> str:
+    """' (1 slower)': the swaps that regressed or improved."""
+    words = [f"{n} {word}" for verdict, word in ((REGRESSION, "slower"), (IMPROVEMENT, "faster"))
+             if (n := sum(1 for g in report.swaps if g.verdict == verdict))]
+    return f" ({', '.join(words)})" if words else ""
 
 
 def pct(value: float) -> str:
@@ -98,12 +113,50 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def row_cells(index: int, group: GroupTriage, report: TriageReport) -> list[str]:
-    b, n = group.match.base, group.match.new
-    share = f"{100 * group.delta_us / report.base_total_us:+.1f}%" if report.base_total_us else ""
-    return [str(index), group.name, f"{b.count}/{n.count}",
-            f"{b.median_us:.4g} -> {n.median_us:.4g}", pct(group.duration.delta_pct),
-            interval_text(group), signed_duration(group.delta_us), share]
+KIND_WORDS = {REGRESSION: "regression", IMPROVEMENT: "improvement", SWAPPED: "swap", ADDED: "added",
+              REMOVED: "removed", UNDECIDED: "too noisy to decide", UNCHANGED: "unchanged"}
+CAUSE_LINES = 3  # the most lines under a row
+
+
+def as_change(group: GroupTriage) -> Change:
+    """A paired group as a row (one that moved nothing, for the rows below the ranking)."""
+    kind = SWAPPED if group.match.swapped else group.verdict
+    return Change(kind, group.delta_us, paired=group)
+
+
+def row_cells(index: int, change: Change, report: TriageReport, room: int = 0) -> list[str]:
+    """A row's cells (row_headers): what changed is in its numbers ("new", "gone") and in the
+    line under it (a swap's)."""
+    share = f"{100 * change.delta_us / report.base_total_us:+.1f}%" if report.base_total_us \
+        else ""
+    head = [str(index)]
+    tail = [signed_duration(change.delta_us), share]
+    g = change.paired
+    if g is None:
+        one = change.one_side
+        assert one is not None
+        counts = f"-/{one.count}" if change.kind == ADDED else f"{one.count}/-"
+        medians = f"- -> {one.median_us:.4g}" if change.kind == ADDED else \
+            f"{one.median_us:.4g} -> -"
+        name = fitted_name(one.name, room) if room else one.name
+        return [*head, name, counts, medians, "new" if change.kind == ADDED else "gone", "",
+                *tail]
+    m, d = g.match, g.duration
+    more = f" +{len(m.new_also)}" if m.swapped and m.new_also else ""
+    name = fitted_name(g.name, room - len(more)) + more if room else g.name + more
+    return [*head, name, f"{m.base_count}/{m.new_count}", f"{d.base_us:.4g} -> {d.new_us:.4g}",
+            pct(d.delta_pct), interval_text(g), *tail]
+
+
+_NAMESPACE = re.compile(r"^(?:[A-Za-z_][\w]*::|<unnamed>::|\(anonymous namespace\)::)+")
+
+
+def fitted_name(name: str, room: int) -> str:
+    """A kernel name in `room` characters: whole if it fits, else without its leading
+    namespaces (`at::<unnamed>::`), then cut."""
+    if len(name) <= room:
+        return name
+    return _cut(_NAMESPACE.sub("", name), max(room, 4))
 
 
 def row_headers(report: TriageReport) -> list[str]:
@@ -111,7 +164,37 @@ def row_headers(report: TriageReport) -> list[str]:
             f"{report.device_word} time", "of BASE"]
 
 
-def cause_text(group: GroupTriage) -> str:
+def cause_text(change: Change, report: TriageReport) -> str:
+    """The line under a row: a swap's kernels and their bottlenecks, a one-side group's own
+    bottleneck, a changed group's top cause with its evidence."""
+    if change.paired is None:
+        assert change.one_side is not None
+        cause = report.one_side_causes.get(change.one_side.signature, "none")
+        return f"its bottleneck: {cause}" if cause != "none" else ""
+    group = change.paired
+    if group.match.swapped:
+        return swap_text(group, report)
+    return _verdict_cause(group)
+
+
+SWAP_NAME = 48  # the characters of BASE's kernel name under a swap's row
+
+
+def swap_text(group: GroupTriage, report: TriageReport) -> str:
+    """'the library answered the call with another kernel, slower: was NAME (+1 more),
+    compute_fma -> compute_fma; cause: ...' (the row names NEW's kernel, time per call)."""
+    m, detail = group.match, group.detail
+    word = {REGRESSION: "slower", IMPROVEMENT: "faster", UNDECIDED: "too noisy to decide",
+            UNCHANGED: "same time"}[group.verdict]
+    was = kernel_label(_NAMESPACE.sub("", m.base.name), SWAP_NAME) + (
+        f" +{len(m.base_also)}" if m.base_also else "")
+    classes = f", bottleneck {detail.class_base} -> {detail.class_new}" if detail else ""
+    cause = _verdict_cause(group) if group.verdict in (REGRESSION, IMPROVEMENT) else ""
+    return (f"swap: another kernel for the same call ({word} per call): was {was}{classes}"
+            + (f"; {cause}" if cause else ""))
+
+
+def _verdict_cause(group: GroupTriage) -> str:
     top = group.top_cause
     if group.detail is None:
         return ""
@@ -124,67 +207,95 @@ def cause_text(group: GroupTriage) -> str:
     return f"{label}: {top.bottleneck}" + (f" ({group.evidence})" if group.evidence else "")
 
 
-def shown_groups(report: TriageReport, top: int, show_all: bool) -> list[GroupTriage]:
-    """The rows: every group with --all, else the first `top` changed ones."""
+def shown_changes(report: TriageReport, top: int, show_all: bool) -> list[Change]:
+    """The ranking's rows: all with --all, else the first `top`."""
+    ranked = list(report.changes())
+    return ranked if show_all else ranked[:top]
+
+
+def quiet_groups(report: TriageReport, top: int, show_all: bool) -> list[GroupTriage]:
+    """The paired groups outside the ranking shown as rows: those too noisy to decide (the
+    first `top`), and with --all the unchanged too."""
+    quiet = [g for g in report.kernels if not g.match.swapped and
+             g.verdict not in (REGRESSION, IMPROVEMENT)]
     if show_all:
-        return list(report.kernels)
-    return [g for g in report.kernels if g.verdict != UNCHANGED][:top]
+        return quiet
+    return [g for g in quiet if g.verdict == UNDECIDED][:top]
 
 
-def rows_text(groups: Sequence[GroupTriage], report: TriageReport, start: int = 1,
+def rows_text(changes: Sequence[Change], report: TriageReport, start: int = 1,
               width: int = terminal.DEFAULT_WIDTH) -> list[str]:
     """The table, each row followed by its cause and evidence on an indented line; kernel
     names are cut so that rows fit `width` (down to NAME_MIN characters)."""
-    if not groups:
+    if not changes:
         return []
-    rows = [row_cells(i, g, report) for i, g in enumerate(groups, start)]
-    headers = row_headers(report)
-    others = sum(max(len(row[c]) for row in [headers, *rows]) + 2
-                 for c in range(len(headers)) if c != 1)
-    room = max(NAME_MIN, width - 2 - others - 2)
-    for row in rows:
-        row[1] = _cut(row[1], room)
-    table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True).splitlines()
+    table = _table(changes, report, start, width, keep=len(row_headers(report)))
+    if max(map(len, table)) + 2 > width:  # the share of BASE goes first (the GPU time stays)
+        table = _table(changes, report, start, width, keep=len(row_headers(report)) - 1)
     out = ["  " + line for line in table[:2]]
-    for line, g in zip(table[2:], groups, strict=True):
+    for line, c in zip(table[2:], changes, strict=True):
         out.append(f"  {line}".rstrip())
-        cause = cause_text(g)
+        cause = cause_text(c, report)
         if cause:
-            out.append(_cut(f"       {cause}", width))
+            out += terminal.wrap(f"       {cause}", width, indent="         ")[:CAUSE_LINES]
     return out
 
 
-def sections_text(shown: Sequence[GroupTriage], report: TriageReport,
+def _table(changes: Sequence[Change], report: TriageReport, start: int, width: int,
+           keep: int) -> list[str]:
+    """The rows as tabulate lays them out, the first `keep` columns, kernel names cut to the
+    room the other columns leave (NAME_MIN at least): measured, not estimated, since a
+    column is as wide as its header plus two where the header is its widest cell."""
+    headers = row_headers(report)[:keep]
+    room = width
+    for _ in range(3):
+        rows = [row_cells(i, c, report, room)[:keep] for i, c in enumerate(changes, start)]
+        for row in rows:
+            row[1] = _cut(row[1], room)  # a one-side group's name, or a swap's with its "+N"
+        table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True).splitlines()
+        excess = max(map(len, table)) + 2 - width
+        if excess <= 0 or room <= NAME_MIN:
+            break
+        room = max(NAME_MIN, min(room, max(len(r[1]) for r in rows)) - excess)
+    return table
+
+
+def sections_text(changes: Sequence[Change], quiet: Sequence[GroupTriage], report: TriageReport,
                   width: int = terminal.DEFAULT_WIDTH) -> list[str]:
-    """The rows under a heading per verdict: regressions, improvements, those too noisy to
-    decide, unchanged (--all)."""
-    out: list[str] = []
-    number = 1
+    """The ranking of what moved the total, then those too noisy to decide, then (--all) the
+    unchanged."""
     device = report.device_word
-    for verdict, heading in ((REGRESSION, f"Regressions, most {device} time lost first:"),
-                             (IMPROVEMENT, f"Improvements, most {device} time saved first:"),
-                             (UNDECIDED, "Too noisy to decide (the noise swamps the "
+    out: list[str] = []
+    if changes:
+        out += ["", f"What moved the {device} time, most first (changed, swapped, added, "
+                "removed):", *rows_text(changes, report, 1, width)]
+    number = len(changes) + 1
+    for verdict, heading in ((UNDECIDED, "Too noisy to decide (the noise swamps the "
                                          "difference; more runs or a quieter host decide):"),
                              (UNCHANGED, "Unchanged:")):
-        groups = [g for g in shown if g.verdict == verdict]
+        groups = [as_change(g) for g in quiet if g.verdict == verdict]
         if groups:
             out += ["", heading, *rows_text(groups, report, number, width)]
             number += len(groups)
     return out
 
 
-def collapsed_line(report: TriageReport, shown: Sequence[GroupTriage]) -> list[str]:
-    """The groups not shown as rows, as counts, and how to see them."""
-    seen = {id(g) for g in shown}
-    hidden_changed = [g for g in report.kernels if g.verdict != UNCHANGED and id(g) not in seen]
-    unchanged = [g for g in report.kernels if g.verdict == UNCHANGED and id(g) not in seen]
+def collapsed_line(report: TriageReport, changes: Sequence[Change],
+                   quiet: Sequence[GroupTriage]) -> list[str]:
+    """What is not shown as rows, as counts, and how to see it."""
     out = []
-    if hidden_changed:
-        what = "changed or too noisy to decide" if any(g.verdict == UNDECIDED for g in
-                                                        hidden_changed) else "changed"
-        out.append(f"{len(hidden_changed)} more kernel groups {what}: --top N or --all")
+    hidden = len(report.changes()) - len(changes)
+    if hidden:
+        out.append(f"{hidden} more changes, smaller: --top N or --all")
+    seen = {id(g) for g in quiet}
+    noisy = [g for g in report.kernels if g.verdict == UNDECIDED and not g.match.swapped
+             and id(g) not in seen]
+    if noisy:
+        out.append(f"{len(noisy)} more kernel groups too noisy to decide: --top N or --all")
+    unchanged = [g for g in report.kernels if g.verdict == UNCHANGED and not g.match.swapped
+                 and id(g) not in seen]
     if unchanged:
-        total = sum(g.match.base.total_us for g in unchanged)
+        total = sum(g.match.base_total_us for g in unchanged)
         out.append(f"{len(unchanged)} kernel groups unchanged (within the noise or the "
                    f"{report.threshold_pct:g}% threshold; {duration_text(total)} of BASE): --all "
                    "lists them")
@@ -222,7 +333,7 @@ def membership_lines(report: TriageReport) -> list[str]:
         if groups:
             out.append(f"{label}, {duration_text(total)}): "
                        f"{group_list(groups, report.one_side_causes)}")
-    repaired = [g for g in report.kernels if g.match.how != SAME]
+    repaired = [g for g in report.kernels if g.match.how != SAME and not g.match.swapped]
     if repaired:
         items = [_pairing(g) for g in repaired[:MAX_LISTED]]
         more = f"; and {len(repaired) - MAX_LISTED} more" if len(repaired) > MAX_LISTED else ""
@@ -242,11 +353,11 @@ def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool =
     """The one-screen text view, `width` columns wide (pragma_ncu.report.terminal: prose wrapped
     at spaces only, so a command line in a note survives copy and paste)."""
     width = terminal.clamp(width)
-    shown = shown_groups(report, top, show_all)
+    changes, quiet = shown_changes(report, top, show_all), quiet_groups(report, top, show_all)
     out = [side_line("BASE", report.base), side_line("NEW", report.new),
            *terminal.wrap_all(headline(report), width)]
-    out += sections_text(shown, report, width)
-    collapsed = collapsed_line(report, shown)
+    out += sections_text(changes, quiet, report, width)
+    collapsed = collapsed_line(report, changes, quiet)
     membership = membership_lines(report)
     if collapsed or membership:
         out += ["", *terminal.wrap_all(collapsed + membership, width)]
@@ -256,7 +367,7 @@ def overview_text(report: TriageReport, top: int = DEFAULT_TOP, show_all: bool =
             text, _, command = n.partition(COMMAND)
             out += terminal.wrap(f"note: {text}" + (":" if command else ""), width)
             out += [f"  $ {command}"] if command else []
-    if any(g.detail is not None for g in shown):
+    if any(c.paired is not None and c.paired.detail is not None for c in changes):
         out += ["", "Full detail of one kernel group: --kernel NAME"]
     return "\n".join(out)
 
@@ -266,27 +377,29 @@ def overview_markdown(report: TriageReport, top: int = DEFAULT_TOP, show_all: bo
     collapsed block. Kernel names go in code spans; other text is escaped only where Markdown
     would read HTML in it (pragma_ncu.report.markdown), entities only inside the HTML of
     <summary>."""
-    shown = shown_groups(report, top, show_all)
+    changes, quiet = shown_changes(report, top, show_all), quiet_groups(report, top, show_all)
+    rows_of = [*changes, *(as_change(g) for g in quiet)]
     head = headline(report)
     out = ["## pragma-ncu triage", "", f"**{head[1]}**", "", head[0], ""]
     for role, side in (("BASE", report.base), ("NEW", report.new)):
         out.append(f"- {role} {md.code(side.label)} ({side.kind}, "
                    f"{md.text(side.device or 'device unknown')})")
     out.append("")
-    if shown:
-        rows = [[*row_cells(i, g, report), g.verdict, cause_text(g)]
-                for i, g in enumerate(shown, 1)]
+    if rows_of:
+        rows = [[*row_cells(i, c, report), KIND_WORDS[c.kind], cause_text(c, report)]
+                for i, c in enumerate(rows_of, 1)]
         cells = [[md.cell(md.code(c)) if col == 1 else md.cell(c) for col, c in enumerate(row)]
                  for row in rows]
-        out += [tabulate(cells, [*row_headers(report), "verdict", "cause (evidence)"],
+        out += [tabulate(cells, [*row_headers(report), "what", "cause (evidence)"],
                          tablefmt="github", disable_numparse=True), ""]
     out += [f"- {md.text(line)}"
-            for line in collapsed_line(report, shown) + membership_lines(report)]
+            for line in collapsed_line(report, changes, quiet) + membership_lines(report)]
     for n in report.notes:
         text, _, command = n.partition(COMMAND)
         out += [f"> note: {md.text(text)}" + (f":\n>\n> {md.code(command)}" if command else "")]
-    for g in shown:
-        if g.detail is not None and g.verdict != UNCHANGED:
+    for g in (c.paired for c in rows_of):
+        if g is not None and g.detail is not None and (g.verdict != UNCHANGED or
+                                                       g.match.swapped):
             out += ["", f"<details><summary>{md.html_text(g.name)}: {g.verdict}, "
                     f"{md.html_text(change_text(g))}</summary>", "",
                     md.text(g.detail.diagnosis), *(["", *(f"- [ ] {md.text(c)}"

@@ -25,6 +25,7 @@ noise, and does not call unchanged what it could not measure.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 
 from pragma_ncu.measure import stats
 from pragma_ncu.triage.groups import KernelGroup
@@ -68,12 +69,29 @@ def group_change(base: KernelGroup, new: KernelGroup, base_timing: Timing | None
                           launches_base=counts[0], launches_new=counts[1])
 
 
+def call_change(base_us: Sequence[float], new_us: Sequence[float], threshold_pct: float
+                ) -> DurationChange:
+    """Compare one call the library answered with other kernels (a swap): the call's time in
+    each place it stood, on each side, as the two samples (rule 2 of the module docstring;
+    rule 3 with fewer)."""
+    b, n = statistics.median(base_us), statistics.median(new_us)
+    counts = (len(base_us), len(new_us))
+    estimate = stats.shift_ratio(base_us, new_us, CONFIDENCE)
+    if estimate is not None:
+        return _by_launches(estimate, b, n, threshold_pct, counts, "calls")
+    delta = stats.relative_change_pct(b, n)
+    return DurationChange(b, n, delta, "ncu", verdict(delta, threshold_pct), ncu_base_us=b,
+                          ncu_new_us=n, note=f"too few calls for a confidence interval "
+                          f"({counts[0]} + {counts[1]}): no noise estimate, decided by the "
+                          "threshold", launches_base=counts[0], launches_new=counts[1])
+
+
 def _by_launches(est: stats.RatioEstimate, b_ncu: float, n_ncu: float, threshold_pct: float,
-                 counts: tuple[int, int]) -> DurationChange:
+                 counts: tuple[int, int], what: str = "launches") -> DurationChange:
     delta = 100 * (est.ratio - 1)
     low, high = 100 * (est.low - 1), 100 * (est.high - 1)
     decided = verdict(delta, threshold_pct, (low, high))
-    note = (f"Hodges-Lehmann ratio of {est.n_base} + {est.n_new} launches, "
+    note = (f"Hodges-Lehmann ratio of {est.n_base} + {est.n_new} {what}, "
             f"{est.confidence:.0%} CI {low:+.1f}%..{high:+.1f}%: "
             + _noise_words(decided, est.excludes_one, "the launch-to-launch noise"))
     return DurationChange(b_ncu, n_ncu, delta, "launches", decided, None, est.excludes_one,

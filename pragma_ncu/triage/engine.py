@@ -26,9 +26,15 @@ from pragma_ncu.triage.causes import (
     what_to_check,
     write_diagnosis,
 )
-from pragma_ncu.triage.compare import group_change
+from pragma_ncu.triage.compare import call_change, group_change
 from pragma_ncu.triage.groups import KernelGroup, group_launches
-from pragma_ncu.triage.match import GroupMatch, Matching, match_by_order, match_groups
+from pragma_ncu.triage.match import (
+    GroupMatch,
+    Matching,
+    match_by_order,
+    match_groups,
+    with_swaps,
+)
 from pragma_ncu.triage.report import (
     IMPROVEMENT,
     REGRESSION,
@@ -73,27 +79,39 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
                               reader(new).launch_duration_us), new)
     if "=" in (kernel or ""):
         matching = match_by_order(gb, gn, PAIRED_BY_NAME)
+    elif by_order:
+        matching = match_by_order(gb, gn)
     else:
-        matching = match_by_order(gb, gn) if by_order else match_groups(gb, gn)
+        matching = with_swaps(match_groups(gb, gn))
     if not matching.pairs:
         raise TriageError(_no_common_kernel(gb, gn))
-    judged = [(m, group_change(m.base, m.new, base.timing_for(m.base.launches[0]),
-                               new.timing_for(m.new.launches[0]), threshold_pct))
-              for m in matching.pairs]
-    wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or kernel]
+    judged = [(m, judge(m, base, new, threshold_pct)) for m in matching.pairs]
+    # Explained: every changed group, every swap (each side's bottleneck), whatever was named
+    wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or m.swapped or kernel]
     removed, added = costliest(matching.removed), costliest(matching.added)
+    also_b = [g for m, _ in wanted for g in m.base_also]
+    also_n = [g for m, _ in wanted for g in m.new_also]
     reps = [(m.base.representative(), m.new.representative()) for m, _ in wanted]
     # The complete profiles of every launch explained below, read in one go per side.
-    full_b = _full(base, [b for b, _ in reps] + [g.representative() for g in removed])
-    full_n = _full(new, [n for _, n in reps] + [g.representative() for g in added])
+    full_b = _full(base, [b for b, _ in reps] + [g.representative() for g in removed + also_b])
+    full_n = _full(new, [n for _, n in reps] + [g.representative() for g in added + also_n])
     details = explain_groups(wanted, reps, full_b, full_n, base, new, knowledge, threshold_pct)
     groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
-    one_side = {**one_side_causes(removed, base, full_b, knowledge),
-                **one_side_causes(added, new, full_n, knowledge)}
+    one_side = {**one_side_causes(removed + also_b, base, full_b, knowledge),
+                **one_side_causes(added + also_n, new, full_n, knowledge)}
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
                         one_side, reader(new).device_word)
+
+
+def judge(m: GroupMatch, base: Side, new: Side, threshold_pct: float) -> DurationChange:
+    """A pair's verdict: a swap's from the call's time where it stood on each side, any other
+    pair's from its groups' launches (or the sides' timing runs)."""
+    if m.call_samples is not None:
+        return call_change(*m.call_samples, threshold_pct)
+    return group_change(m.base, m.new, base.timing_for(m.base.launches[0]),
+                        new.timing_for(m.new.launches[0]), threshold_pct)
 
 
 def timed(groups: Sequence[KernelGroup], side: Side) -> tuple[KernelGroup, ...]:
@@ -136,12 +154,11 @@ def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
 
 
 def _rank(g: GroupTriage) -> tuple[int, float, str]:
-    """Regressions by time lost, then improvements by time saved, then those too noisy to
-    decide and the unchanged, each by size."""
-    order = {REGRESSION: (0, -g.delta_us), IMPROVEMENT: (1, g.delta_us),
-             UNDECIDED: (2, -g.match.base.total_us)}
-    first, second = order.get(g.verdict, (3, -g.match.base.total_us))
-    return first, second, g.name
+    """What moved the total first, most first: regressions, improvements and swaps by the time
+    they added or saved; then those too noisy to decide and the unchanged, each by size."""
+    if g.verdict in (REGRESSION, IMPROVEMENT) or g.match.swapped:
+        return 0, -abs(g.delta_us), g.name
+    return (1 if g.verdict == UNDECIDED else 2), -g.match.base_total_us, g.name
 
 
 def explain_groups(pairs: Sequence[tuple[GroupMatch, DurationChange]],
@@ -151,9 +168,24 @@ def explain_groups(pairs: Sequence[tuple[GroupMatch, DurationChange]],
                    threshold_pct: float) -> dict[int, KernelTriage]:
     """The explanation of each pair (by the pair's id) under its verdict, on each group's
     launch nearest its median (`reps`), whose complete profiles are in `full_b` and `full_n`."""
-    return {id(m): triage_kernel(KernelMatch(full_b[b.index], full_n[n.index], m.how), base,
-                                 new, knowledge, threshold_pct, d)
-            for (m, d), (b, n) in zip(pairs, reps, strict=True)}
+    out = {}
+    for (m, d), (b, n) in zip(pairs, reps, strict=True):
+        detail = triage_kernel(KernelMatch(full_b[b.index], full_n[n.index], m.how), base, new,
+                               knowledge, threshold_pct, d)
+        out[id(m)] = replace(detail, diagnosis=swap_sentence(m) + detail.diagnosis) \
+            if m.swapped else detail
+    return out
+
+
+def swap_sentence(m: GroupMatch) -> str:
+    """What a swap is, before its diagnosis: the kernels of each side for the one call, and
+    that the times compared are the call's."""
+    def kernels(groups: Sequence[KernelGroup]) -> str:
+        return " + ".join(g.name for g in groups)
+
+    return (f"The library answered the same call with other kernels ({m.how}): BASE ran "
+            f"{kernels(m.base_groups)}; NEW runs {kernels(m.new_groups)}. Times are the "
+            "call's, all its kernels' launches at each place summed. ")
 
 
 def select(side: Side, name: str | None) -> list[KernelProfile]:

@@ -8,8 +8,11 @@ Passes, most specific first; each pairs only groups the earlier passes left over
    `gemm<128>`), at the same launch configuration first, then at any.
 Where a pass finds several candidates on a side for one key, they are paired in a fixed order:
 by name with numbers compared as numbers (`relu<256>` before `relu<1024>`), then by launch
-configuration; extra ones stay unpaired. Groups left over were added or removed. Launch order
-never matters; each side may launch a kernel any number of times. `--match order` pairs the
+configuration; extra ones stay unpaired. Launch order never matters to these passes; each side
+may launch a kernel any number of times. Groups they leave over are then paired by call site
+where a library answered the same call with other kernels (`with_swaps`,
+pragma_ncu.triage.callsite: the one pass that reads the launch order); the rest were added or
+removed. `--match order` pairs the
 groups by order of first launch instead, for builds whose names changed.
 """
 
@@ -19,6 +22,7 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
+from pragma_ncu.triage.callsite import find_swaps
 from pragma_ncu.triage.groups import KernelGroup
 
 SAME = "same kernel"
@@ -32,11 +36,47 @@ Key = Callable[[KernelGroup], Hashable | None]
 
 @dataclass(frozen=True)
 class GroupMatch:
-    """A kernel group of BASE paired with one of NEW, and what paired them."""
+    """A kernel group of BASE paired with one of NEW, and what paired them. A swap (one call
+    the library answered with other kernels, pragma_ncu.triage.callsite) may hold several
+    groups a side: `base` and `new` are each side's costliest, the `_also` ones the others,
+    and `call_samples` the call's time on each side in every place it stood (µs)."""
 
     base: KernelGroup
     new: KernelGroup
-    how: str  # SAME, LAUNCH_CHANGED, TEMPLATE_CHANGED (+ launch), BY_ORDER, "--kernel OLD=NEW"
+    how: str  # SAME, LAUNCH_CHANGED, TEMPLATE_CHANGED (+ launch), BY_ORDER, "--kernel OLD=NEW",
+    #           or callsite.CALL_SITE...
+    base_also: tuple[KernelGroup, ...] = ()
+    new_also: tuple[KernelGroup, ...] = ()
+    call_samples: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    @property
+    def swapped(self) -> bool:
+        """The library chose other kernels for this call (paired by call site)."""
+        return self.call_samples is not None
+
+    @property
+    def base_groups(self) -> tuple[KernelGroup, ...]:
+        return (self.base, *self.base_also)
+
+    @property
+    def new_groups(self) -> tuple[KernelGroup, ...]:
+        return (self.new, *self.new_also)
+
+    @property
+    def base_total_us(self) -> float:
+        return sum(g.total_us for g in self.base_groups)
+
+    @property
+    def new_total_us(self) -> float:
+        return sum(g.total_us for g in self.new_groups)
+
+    @property
+    def base_count(self) -> int:
+        return sum(g.count for g in self.base_groups)
+
+    @property
+    def new_count(self) -> int:
+        return sum(g.count for g in self.new_groups)
 
 
 @dataclass(frozen=True)
@@ -74,6 +114,21 @@ def match_groups(base: Sequence[KernelGroup], new: Sequence[KernelGroup]) -> Mat
         left_n = [g for g in left_n if id(g) not in paired]
     pairs.sort(key=lambda p: (p.base.first_index, p.new.first_index))
     return Matching(tuple(pairs), tuple(left_b), tuple(left_n))
+
+
+def with_swaps(matching: Matching) -> Matching:
+    """The groups left over by the name passes paired by call site where they are one call
+    the library answered with other kernels (pragma_ncu.triage.callsite)."""
+    swaps = find_swaps([(p.base, p.new) for p in matching.pairs], matching.removed,
+                       matching.added)
+    if not swaps:
+        return matching
+    pairs = [GroupMatch(s.base[0], s.new[0], s.how, s.base[1:], s.new[1:],
+                        (s.base_samples, s.new_samples)) for s in swaps]
+    swapped = {id(g) for s in swaps for g in (*s.base, *s.new)}
+    return Matching(matching.pairs + tuple(pairs),
+                    tuple(g for g in matching.removed if id(g) not in swapped),
+                    tuple(g for g in matching.added if id(g) not in swapped))
 
 
 def match_by_order(base: Sequence[KernelGroup], new: Sequence[KernelGroup],

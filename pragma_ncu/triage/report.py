@@ -299,7 +299,7 @@ class GroupTriage:
     @property
     def delta_us(self) -> float:
         """Device time the application gained (+) or saved (-) in this group."""
-        return self.match.new.total_us - self.match.base.total_us
+        return self.match.new_total_us - self.match.base_total_us
 
     @property
     def top_cause(self) -> Cause | None:
@@ -316,7 +316,13 @@ class GroupTriage:
         top = self.top_cause
         return plain({**{k: v for k, v in detail.items() if k != "match"},
                       "name": self.name, "how": self.match.how, "verdict": self.verdict,
+                      "swapped": self.match.swapped,
                       "base": group_json(self.match.base), "new": group_json(self.match.new),
+                      **({"swap": {"base": [group_json(g) for g in self.match.base_groups],
+                                   "new": [group_json(g) for g in self.match.new_groups],
+                                   "base_us": self.match.base_total_us,
+                                   "new_us": self.match.new_total_us}}
+                         if self.match.swapped else {}),
                       "delta_us": self.delta_us,
                       "share_of_change": self.delta_us / total_delta_us if total_delta_us
                       else None,
@@ -327,11 +333,33 @@ class GroupTriage:
                       "representative": detail.get("match")})
 
 
+SWAPPED = "swapped"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of the ranking of what moved the application's GPU time: a paired group that
+    regressed or improved, a swap (whatever its verdict), or a group on one side only."""
+
+    kind: str  # REGRESSION, IMPROVEMENT, SWAPPED, ADDED or REMOVED
+    delta_us: float  # device time it added (+) or saved (-)
+    paired: GroupTriage | None = None
+    one_side: KernelGroup | None = None  # an added or removed group
+
+    @property
+    def name(self) -> str:
+        if self.paired is not None:
+            return self.paired.name
+        assert self.one_side is not None
+        return self.one_side.name
+
+
 @dataclass(frozen=True)
 class TriageReport:
     """The comparison of two sides, kernel group by kernel group; `kernels` are the matched
-    groups, regressions first (most time lost first), then improvements (most time saved
-    first), then those too noisy to decide, then the unchanged (largest first). `exit_code` is
+    groups: first those that moved the total (regressions, improvements, swaps) by the time
+    they added or saved, largest first, then those too noisy to decide, then the unchanged
+    (largest first). `changes()` ranks them with the groups on one side only. `exit_code` is
     what the CLI exits with: a group too noisy to decide never fails the gate."""
 
     base: Side
@@ -344,11 +372,29 @@ class TriageReport:
     one_side_causes: dict[str, str] = field(default_factory=dict)  # signature -> top cause
     device_word: str = "GPU"  # how the sides' target names its device ("GPU", "CPU")
 
-    def count(self, verdict: str) -> int:
-        return sum(1 for k in self.kernels if k.verdict == verdict)
+    def count(self, verdict: str, swaps: bool = True) -> int:
+        """Paired groups with this verdict (`swaps=False`: swaps left out)."""
+        return sum(1 for k in self.kernels if k.verdict == verdict and
+                   (swaps or not k.match.swapped))
 
     def changed(self, verdict: str) -> tuple[GroupTriage, ...]:
         return tuple(k for k in self.kernels if k.verdict == verdict)
+
+    @property
+    def swaps(self) -> tuple[GroupTriage, ...]:
+        return tuple(k for k in self.kernels if k.match.swapped)
+
+    def changes(self) -> tuple[Change, ...]:
+        """Everything that moved the application's GPU time, in one ranking, most time first:
+        the paired groups that regressed or improved beyond the noise and the threshold, the
+        swaps, and the groups on one side only. Those too noisy to decide and the unchanged
+        are not in it."""
+        rows = [Change(SWAPPED if k.match.swapped else k.verdict, k.delta_us, paired=k)
+                for k in self.kernels if k.match.swapped or k.verdict in (REGRESSION,
+                                                                          IMPROVEMENT)]
+        rows += [Change(ADDED, g.total_us, one_side=g) for g in self.added]
+        rows += [Change(REMOVED, -g.total_us, one_side=g) for g in self.removed]
+        return tuple(sorted(rows, key=lambda c: (-abs(c.delta_us), c.name)))
 
     @property
     def removed_us(self) -> float:
@@ -363,17 +409,17 @@ class TriageReport:
     @property
     def base_total_us(self) -> float:
         """Device time of every launch of BASE (matched and removed groups)."""
-        return sum(k.match.base.total_us for k in self.kernels) + self.removed_us
+        return sum(k.match.base_total_us for k in self.kernels) + self.removed_us
 
     @property
     def new_total_us(self) -> float:
-        return sum(k.match.new.total_us for k in self.kernels) + self.added_us
+        return sum(k.match.new_total_us for k in self.kernels) + self.added_us
 
     @property
     def launch_counts(self) -> tuple[int, int]:
-        return (sum(k.match.base.count for k in self.kernels) + sum(g.count for g in
+        return (sum(k.match.base_count for k in self.kernels) + sum(g.count for g in
                                                                      self.removed),
-                sum(k.match.new.count for k in self.kernels) + sum(g.count for g in self.added))
+                sum(k.match.new_count for k in self.kernels) + sum(g.count for g in self.added))
 
     @property
     def one_side_net_us(self) -> float:
@@ -406,8 +452,12 @@ class TriageReport:
                            "delta_pct": 100 * (tn - tb) / tb if tb else None,
                            "launches_base": nb, "launches_new": nn},
                 "device_word": self.device_word,
-                "summary": {**{v: self.count(v) for v in VERDICTS},
+                "summary": {**{v: self.count(v) for v in VERDICTS}, SWAPPED: len(self.swaps),
                             ADDED: len(self.added), REMOVED: len(self.removed)},
+                "changes": [{"kind": c.kind, "name": c.name, "delta_us": c.delta_us,
+                             "pct_of_base": 100 * c.delta_us / tb if tb else None,
+                             "verdict": c.paired.verdict if c.paired else c.kind}
+                            for c in self.changes()],
                 "one_side": {"added_us": self.added_us, "removed_us": self.removed_us,
                              "net_us": self.one_side_net_us,
                              "net_pct_of_base": 100 * self.one_side_net_us / tb if tb else None,

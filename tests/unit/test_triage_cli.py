@@ -55,7 +55,8 @@ def test_a_regression_exits_1_with_json_naming_the_cause():
     assert k["duration"]["basis"] == "ncu" and k["duration"]["delta_pct"] > 100
     assert k["metrics"] and k["rules"] and k["lines"] and k["checks"] and k["diagnosis"]
     assert data["summary"] == {"regression": 1, "improvement": 0, "undecided": 0,
-                               "unchanged": 0, "added": 0, "removed": 0}
+                               "unchanged": 0, "swapped": 0, "added": 0, "removed": 0}
+    assert [(c["kind"], c["name"]) for c in data["changes"]] == [("regression", k["name"])]
 
 
 def test_threshold_decides_a_single_sample_comparison():
@@ -225,7 +226,7 @@ def test_a_cpu_pair_shows_the_measured_times_in_the_cpus_words():
     result = run(CPU_PAIR / "base", CPU_PAIR / "new")
     assert result.exit_code == 1, result.output
     assert "CPU time 1.01 ms -> 2.05 ms (+102%, +1.04 ms)" in result.output
-    assert "1015 -> 2051" in result.output and "Regressions, most CPU time lost first" in \
+    assert "1015 -> 2051" in result.output and "What moved the CPU time, most first" in \
         result.output
     assert "GPU" not in result.output and " 0 µs" not in result.output
     data = json.loads(run(CPU_PAIR / "base", CPU_PAIR / "new", "--format", "json").output)
