@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from pragma_ncu.diagnose.findings import Citation
-from pragma_ncu.knowledge.schema import MetricEntry, Strategy
+from pragma_ncu.knowledge.schema import GpuSpec, MetricEntry, Strategy
 from pragma_ncu.profile.profiles import SourceLine
 
 MAX_ACTIONS = 3
@@ -21,6 +21,8 @@ class Knowledge(Protocol):
     def lookup(self, metric: str) -> MetricEntry | None: ...
 
     def strategies_for(self, bottleneck: str) -> list[Strategy]: ...
+
+    def gpu(self, name_or_arch: str) -> GpuSpec | None: ...
 
 
 _METRIC = re.compile(r"[A-Za-z0-9_]+__[A-Za-z0-9_.]+")

@@ -33,6 +33,25 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class LowerPrecision:
+    """Where the same math would stand on tensor cores at a lower precision: for an FP32
+    GEMM-like kernel on the SIMT pipes, the least its work would take on `unit` (its DRAM
+    traffic as now), from the datasheet's rates. A separate figure, labelled as such: it never
+    replaces the FP32 roofline, and whether the results tolerate the precision is the user's
+    call."""
+
+    unit: str  # "TF32 tensor cores"
+    time_ns: float
+    speedup: float  # the kernel's duration / time_ns: the most it could gain
+    rate_ratio: float  # the datasheet's rate on `unit` / its FP32 FMA rate
+    gpu: str  # whose datasheet
+
+    def text(self) -> str:
+        return (f"{self.unit} >= {self.time_ns / 1000:,.4g} µs (up to {self.speedup:.1f}x; "
+                f"{self.rate_ratio:.1f}x FP32's rate on the {self.gpu} datasheet)")
+
+
+@dataclass(frozen=True)
 class Roofline:
     duration_ns: float | None
     dram_bytes: float | None
@@ -57,6 +76,16 @@ class Roofline:
     # compute ceiling, a pipe's work at its peak); None when the report shows none of them.
     attainable_fraction: float | None = None
     attainable_by: str = ""  # the ceiling that sets it
+    # For an FP32 GEMM-like kernel on SIMT pipes: the same math on tensor cores at a lower
+    # precision (TF32, BF16), a separate figure beside the FP32 roofline
+    lower_precision: tuple[LowerPrecision, ...] = ()
+
+    def lower_precision_text(self) -> str:
+        """'at a lower precision, if the results allow it: TF32 tensor cores >= ...; BF16 ...'."""
+        if not self.lower_precision:
+            return ""
+        return ("at a lower precision, if the results allow it (beside, not instead of, the "
+                "FP32 roofline): " + "; ".join(p.text() for p in self.lower_precision))
 
     @property
     def ceiling_fraction(self) -> float | None:

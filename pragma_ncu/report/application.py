@@ -11,6 +11,7 @@ the per-kernel section `explain` prints for a single kernel, on the group's medi
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
@@ -19,7 +20,7 @@ from pragma_ncu.diagnose.findings import Diagnosis, Evidence
 from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.report import markdown as md
 from pragma_ncu.report import terminal
-from pragma_ncu.report.diagnosis import explain_markdown, explain_text
+from pragma_ncu.report.diagnosis import explain_markdown, explain_text, lower_precision_words
 from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
 
@@ -140,6 +141,12 @@ def cause_line(g: GroupExplanation, width: int = terminal.DEFAULT_WIDTH - len(IN
     return _cut(head + (f" ({words})" if words else ""), width)
 
 
+def lower_precision_short(g: GroupExplanation) -> str:
+    """The lower-precision figure of an FP32 GEMM-like group on SIMT pipes, short; "" for any
+    other."""
+    return lower_precision_words(g.diagnosis.roofline.lower_precision, " a launch")
+
+
 def _rest(app: Application, shown: int) -> list[str]:
     rest = app.groups[shown:]
     if not rest:
@@ -211,6 +218,9 @@ def _overview(app: Application, profile: Profile, shown: tuple[GroupExplanation,
         if full[id(g)] != names[id(g)]:  # cut or ambiguous in the table: told apart below
             out.append(INDENT + full[id(g)])
         out.append(INDENT + cause_line(g, width - len(INDENT)))
+        lower = lower_precision_short(g)
+        if lower:
+            out.append(_cut(INDENT + lower, width))
         if g.source is not None:
             out.append(f"{INDENT}source: {g.source}:{g.source_line}")
     out += ["", *_wrapped(_rest(app, len(shown)), width), *_tune_hint(shown, width),
@@ -255,6 +265,8 @@ def group_header(app: Application, g: GroupExplanation, width: int = terminal.DE
                      f"{g.diagnosis.roofline.attainable_by}) it would save "
                      f"{duration_text(g.saving_us)}: the application "
                      f"{duration_text(app.total_us)} -> {duration_text(after)}")
+    if g.diagnosis.roofline.lower_precision:
+        lines.append("Per launch, " + g.diagnosis.roofline.lower_precision_text())
     lines = _wrapped(lines, width)
     if g.source is not None:
         lines += _wrapped([f"Source {g.source}:{g.source_line}; to tune it, draft its spec, "
@@ -298,6 +310,7 @@ def _group_json(app: Application, rank: int, g: GroupExplanation) -> dict[str, A
         "count": g.group.count, "total_us": g.total_us, "share": app.share(g),
         "median_us": g.group.median_us, "roofline_fraction": g.reached,
         "roofline_by": g.diagnosis.roofline.attainable_by, "saving_us": g.saving_us,
+        "lower_precision": [asdict(p) for p in g.diagnosis.roofline.lower_precision],
         "app_after_us": app.after_us(g),
         "source": str(g.source) if g.source else None, "source_line": g.source_line,
         "tune": list(g.tune_commands()), "median_launch": g.kernel.index,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tabulate import tabulate
 
-from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
+from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding, LowerPrecision
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.report import markdown as md
 from pragma_ncu.report import terminal
@@ -53,6 +54,23 @@ def roofline_line(diagnosis: Diagnosis) -> str:
         parts.append(f"{r.roofline_fraction:.0%} of the attainable roofline "
                      f"(bound by {r.bound_by})")
     return "; ".join(parts) or "not known from this profile"
+
+
+def lower_precision_line(diagnosis: Diagnosis) -> str:
+    """'Lower precision: at a lower precision, if the results allow it ...' for an FP32
+    GEMM-like kernel on SIMT pipes; "" for any other."""
+    text = diagnosis.roofline.lower_precision_text()
+    return f"Lower precision: {text}" if text else ""
+
+
+def lower_precision_words(found: Sequence[LowerPrecision], each: str = "") -> str:
+    """'lower precision, if allowed: TF32 >= 279 µs, BF16 >= 140 µs{each} (up to 19.2x,
+    datasheet)'; "" when there is none: the rates are the datasheet's, never measured."""
+    if not found:
+        return ""
+    figures = ", ".join(f"{p.unit.split()[0]} >= {p.time_ns / 1000:,.3g} µs" for p in found)
+    return (f"lower precision, if allowed: {figures}{each} (up to "
+            f"{max(p.speedup for p in found):.1f}x, datasheet)")
 
 
 def verdict_text(diagnosis: Diagnosis) -> str:
@@ -136,7 +154,10 @@ def explain_text(diagnosis: Diagnosis, kernel: KernelProfile,
     width = terminal.clamp(width)
     out = [f"Kernel {kernel.display_name or kernel.name}",
            *terminal.wrap(f"Verdict: {verdict_text(diagnosis)}", width),
-           *terminal.wrap(f"Roofline: {roofline_line(diagnosis)}", width), ""]
+           *terminal.wrap(f"Roofline: {roofline_line(diagnosis)}", width)]
+    if diagnosis.roofline.lower_precision:
+        out += terminal.wrap(lower_precision_line(diagnosis), width)
+    out.append("")
     gaps = coverage_lines(diagnosis)
     if gaps:
         out += [*terminal.wrap_all(gaps, width), ""]
@@ -176,6 +197,8 @@ def explain_markdown(diagnosis: Diagnosis, kernel: KernelProfile) -> str:
     out = [f"## {md.code(kernel.display_name or kernel.name)}", "",
            f"**Verdict:** {md.text(verdict_text(diagnosis))}", "",
            f"**Roofline:** {md.text(roofline_line(diagnosis))}", ""]
+    if diagnosis.roofline.lower_precision:
+        out += [f"**Lower precision:** {md.text(diagnosis.roofline.lower_precision_text())}", ""]
     return md.wrap("\n".join(out + _markdown_sections(diagnosis))) + "\n"
 
 

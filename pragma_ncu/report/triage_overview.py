@@ -15,6 +15,7 @@ from tabulate import tabulate
 
 from pragma_ncu.report import markdown as md
 from pragma_ncu.report import terminal
+from pragma_ncu.report.diagnosis import lower_precision_words
 from pragma_ncu.triage.groups import KernelGroup
 from pragma_ncu.triage.match import SAME
 from pragma_ncu.triage.report import (
@@ -115,7 +116,7 @@ def _cut(text: str, width: int) -> str:
 
 KIND_WORDS = {REGRESSION: "regression", IMPROVEMENT: "improvement", SWAPPED: "swap", ADDED: "added",
               REMOVED: "removed", UNDECIDED: "too noisy to decide", UNCHANGED: "unchanged"}
-CAUSE_LINES = 3  # the most lines under a row
+CAUSE_LINES = 4  # the most lines under a row
 
 
 def as_change(group: GroupTriage) -> Change:
@@ -170,27 +171,30 @@ def cause_text(change: Change, report: TriageReport) -> str:
     if change.paired is None:
         assert change.one_side is not None
         cause = report.one_side_causes.get(change.one_side.signature, "none")
-        return f"its bottleneck: {cause}" if cause != "none" else ""
+        words = [f"its bottleneck: {cause}" if cause != "none" else "",
+                 lower_precision_words(report.lower_precision.get(change.one_side.signature,
+                                                                  ()), " a launch")]
+        return "; ".join(w for w in words if w)
     group = change.paired
-    if group.match.swapped:
-        return swap_text(group, report)
-    return _verdict_cause(group)
+    text = swap_text(group, report) if group.match.swapped else _verdict_cause(group)
+    lower = lower_precision_words(group.detail.lower_new, " a launch") if group.detail else ""
+    return "; ".join(w for w in (text, f"NEW at {lower}" if lower else "") if w)
 
 
 SWAP_NAME = 48  # the characters of BASE's kernel name under a swap's row
 
 
 def swap_text(group: GroupTriage, report: TriageReport) -> str:
-    """'the library answered the call with another kernel, slower: was NAME (+1 more),
-    compute_fma -> compute_fma; cause: ...' (the row names NEW's kernel, time per call)."""
+    """'swap, another kernel for the same call, slower per call: was NAME +1 (compute_fma ->
+    compute_fma); cause: ...' (the row names NEW's kernel; its times are per call)."""
     m, detail = group.match, group.detail
     word = {REGRESSION: "slower", IMPROVEMENT: "faster", UNDECIDED: "too noisy to decide",
             UNCHANGED: "same time"}[group.verdict]
     was = kernel_label(_NAMESPACE.sub("", m.base.name), SWAP_NAME) + (
         f" +{len(m.base_also)}" if m.base_also else "")
-    classes = f", bottleneck {detail.class_base} -> {detail.class_new}" if detail else ""
+    classes = f" ({detail.class_base} -> {detail.class_new})" if detail else ""
     cause = _verdict_cause(group) if group.verdict in (REGRESSION, IMPROVEMENT) else ""
-    return (f"swap: another kernel for the same call ({word} per call): was {was}{classes}"
+    return (f"swap, another kernel for the same call, {word} per call: was {was}{classes}"
             + (f"; {cause}" if cause else ""))
 
 

@@ -11,10 +11,11 @@ cannot pair them; their place in the launch stream can.
 2. Slots: the leftover launches between two consecutive aligned anchors stand at the same place
    on both sides. A slot is one occurrence of the calls made there.
 3. Calls: within a slot, the leftover groups of each side are split by what they do, read from
-   their names (FAMILIES: a GEMM, a reduction, a copy or cast, an FFT, a softmax...) and, inside
-   a family, by the operation they name (sum, max...). One family on both sides is one call,
-   answered by one or more kernels on each side. A slot holding one leftover group a side is
-   one call unless their families differ (a GEMM gone and a copy come are two changes).
+   their names (pragma_ncu.profile.kernel_names: a GEMM, a reduction, a copy or cast, an FFT,
+   a softmax...) and, inside a family, by the operation they name (sum, max...). One family on
+   both sides is one call, answered by one or more kernels on each side. A slot holding one
+   leftover group a side is one call unless their families differ (a GEMM gone and a copy
+   come are two changes).
    Anything else stays apart: position alone never pairs two groups of a slot that holds
    several, since two calls that trade places would pair crosswise.
 4. Consistency: calls that share a group are one (cuFFT answers a forward and an inverse
@@ -28,12 +29,12 @@ occurrence, the samples the verdict compares (compare.call_change).
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from pragma_ncu.profile.kernel_names import family, operations
 from pragma_ncu.triage.groups import KernelGroup
 
 CALL_SITE = "call site"
@@ -41,47 +42,6 @@ SWAP_COVERAGE = 0.5  # the share of each group's launches that must stand where 
 # A call whose kernels' names do not all say what they do must form in this many places (the
 # iterations of a loop) before position alone pairs it; one place is enough where they agree.
 MIN_PLACES_UNNAMED = 2
-
-# What a kernel does, read from its name: (family, patterns on the lowercased name), first
-# match wins. Copies come before element-wise kernels (PyTorch's casts are element-wise kernels
-# of a copy functor), GEMMs before everything (an implicit-GEMM convolution is a GEMM here).
-FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("gemm", (r"gemm", r"gemv", r"nvjet", r"matmul", r"\bmma\b", r"hgmma", r"wgmma")),
-    ("fft", (r"fft", r"bluestein", r"r2c", r"c2r", r"c2c")),
-    ("attention", (r"flash", r"fmha", r"attention", r"\battn")),
-    ("softmax", (r"softmax",)),
-    ("norm", (r"layer_?norm", r"rms_?norm", r"batch_?norm", r"group_?norm")),
-    ("conv", (r"conv",)),
-    ("sort", (r"sort", r"radix")),
-    ("scan", (r"scan",)),
-    ("random", (r"philox", r"curand", r"random", r"distribution")),
-    ("copy", (r"copy", r"memcpy", r"\bcast\b", r"convert", r"transpose", r"contiguous")),
-    ("fill", (r"fill", r"memset")),
-    ("reduce", (r"reduc", r"(^|_|::|\b)(sum|max|min|mean|prod|argmax|argmin|norm)($|_|\b|<)")),
-    ("elementwise", (r"elementwise", r"element_wise")),
-)
-_FAMILY_PATTERNS = tuple((name, tuple(re.compile(p) for p in patterns))
-                         for name, patterns in FAMILIES)
-# The operations a reduction or an element-wise kernel names, one spelling each.
-OPERATIONS = {"sum": "sum", "plus": "sum", "add": "sum", "max": "max", "maximum": "max",
-              "min": "min", "minimum": "min", "mean": "mean", "prod": "prod",
-              "multiplies": "prod", "argmax": "argmax", "argmin": "argmin", "norm": "norm"}
-# (not "std" nor "var": every C++ name has a std::, and variance kernels say so otherwise)
-_WORD = re.compile(r"[a-z]+")
-
-
-def family(name: str) -> str | None:
-    """What a kernel does by its name (a FAMILIES key), None when the name does not say."""
-    lowered = name.lower()
-    return next((fam for fam, patterns in _FAMILY_PATTERNS
-                 if any(p.search(lowered) for p in patterns)), None)
-
-
-def operations(name: str) -> frozenset[str]:
-    """The operations a kernel's name mentions (OPERATIONS' spellings): {'sum'} for both
-    `cupy_sum` and cub's reduction over `plus`."""
-    return frozenset(OPERATIONS[w] for w in _WORD.findall(name.lower()) if w in OPERATIONS)
-
 
 @dataclass(frozen=True)
 class Swap:

@@ -24,7 +24,7 @@ from typing import Protocol
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.causality import MIN_OWN
 from pragma_ncu.diagnose.findings import Diagnosis, Evidence, Finding
-from pragma_ncu.knowledge.schema import BOTTLENECKS, MetricEntry, Strategy
+from pragma_ncu.knowledge.schema import BOTTLENECKS, GpuSpec, MetricEntry, Strategy
 from pragma_ncu.triage.evidence import Movement
 from pragma_ncu.triage.report import (
     IMPROVEMENT,
@@ -56,6 +56,8 @@ class Knowledge(Protocol):
     def lookup(self, metric: str) -> MetricEntry | None: ...
 
     def strategies_for(self, bottleneck: str) -> list[Strategy]: ...
+
+    def gpu(self, name_or_arch: str) -> GpuSpec | None: ...
 
 
 @dataclass(frozen=True)

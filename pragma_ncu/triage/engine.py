@@ -16,6 +16,7 @@ from dataclasses import replace
 from pragma_ncu import backends
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.backends.base import Target, UsageError
+from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.triage import evidence
 from pragma_ncu.triage.causes import (
@@ -98,11 +99,18 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     details = explain_groups(wanted, reps, full_b, full_n, base, new, knowledge, threshold_pct)
     groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
-    one_side = {**one_side_causes(removed + also_b, base, full_b, knowledge),
-                **one_side_causes(added + also_n, new, full_n, knowledge)}
+    own = {**one_side_diagnoses(removed + also_b, base, full_b, knowledge),
+           **one_side_diagnoses(added + also_n, new, full_n, knowledge)}
+    lower = {sig: d.roofline.lower_precision for sig, d in own.items()
+             if d.roofline.lower_precision}
+    for g in groups:
+        if g.detail is not None:
+            lower.update({side.signature: found for side, found in (
+                (g.match.base, g.detail.lower_base), (g.match.new, g.detail.lower_new)) if found})
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
-                        one_side, reader(new).device_word)
+                        {sig: d.classification for sig, d in own.items()},
+                        reader(new).device_word, lower)
 
 
 def judge(m: GroupMatch, base: Side, new: Side, threshold_pct: float) -> DurationChange:
@@ -138,13 +146,14 @@ def _full(side: Side, launches: Sequence[KernelProfile]) -> dict[int, KernelProf
     return side.full(launches) if launches else {}
 
 
-def one_side_causes(groups: Sequence[KernelGroup], side: Side, full: dict[int, KernelProfile],
-                    knowledge: Knowledge) -> dict[str, str]:
+def one_side_diagnoses(groups: Sequence[KernelGroup], side: Side,
+                       full: dict[int, KernelProfile], knowledge: Knowledge
+                       ) -> dict[str, Diagnosis]:
     """What limits each kernel present on this side only (by its signature), from the launch
     nearest its median (its complete profile in `full`): a kernel that replaced another has no
     partner to compare with, but its own bottleneck says why it costs what it does."""
-    return {g.signature: diagnose_in(side.profile, full[g.representative().index],
-                                     knowledge).classification for g in groups}
+    return {g.signature: diagnose_in(side.profile, full[g.representative().index], knowledge)
+            for g in groups}
 
 
 def _with_evidence(g: GroupTriage, knowledge: Knowledge) -> GroupTriage:
@@ -221,7 +230,8 @@ def triage_kernel(match: KernelMatch, base: Side, new: Side, knowledge: Knowledg
                         metric_deltas(moves, causes, relations), config, rules, lines, text,
                         what_to_check(change.verdict, causes, lines, knowledge), missing,
                         tuple(g.cause for g in gaps),
-                        tuple(dict.fromkeys(sec for g in gaps for sec in g.sections)))
+                        tuple(dict.fromkeys(sec for g in gaps for sec in g.sections)),
+                        db.roofline.lower_precision, dn.roofline.lower_precision)
 
 
 def _timing_gaps(d: DurationChange) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pragma_ncu.diagnose.findings import Evidence
+from pragma_ncu.diagnose.findings import Evidence, LowerPrecision
 from pragma_ncu.infra.errors import ExitStatus, InputError
 from pragma_ncu.measure.stats import TimingStats
 from pragma_ncu.profile.launches import Launches
@@ -247,6 +247,9 @@ class KernelTriage:
     missing: tuple[str, ...] = ()  # what one side lacks (metrics, source counters, timing)
     unassessed: tuple[str, ...] = ()  # causes NEW's collection lacks the metrics to assess
     collect_sections: tuple[str, ...] = ()  # the ncu sections that would collect them
+    # an FP32 GEMM-like kernel on SIMT pipes: the same math on tensor cores at a lower precision
+    lower_base: tuple[LowerPrecision, ...] = ()
+    lower_new: tuple[LowerPrecision, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return plain({"match": self.match.to_json(), "name": self.match.new.name,
@@ -258,7 +261,9 @@ class KernelTriage:
                 "config": [asdict(c) for c in self.config],
                 "rules": [asdict(r) for r in self.rules],
                 "lines": [{**asdict(s), "shift": s.shift} for s in self.lines],
-                "diagnosis": self.diagnosis, "checks": self.checks, "missing": self.missing})
+                "diagnosis": self.diagnosis, "checks": self.checks, "missing": self.missing,
+                "lower_precision": {"base": [asdict(p) for p in self.lower_base],
+                                    "new": [asdict(p) for p in self.lower_new]}})
 
 
 def plain(value: Any) -> Any:
@@ -371,6 +376,9 @@ class TriageReport:
     notes: tuple[str, ...] = ()
     one_side_causes: dict[str, str] = field(default_factory=dict)  # signature -> top cause
     device_word: str = "GPU"  # how the sides' target names its device ("GPU", "CPU")
+    # signature -> the lower-precision ceiling of an FP32 GEMM-like kernel on SIMT pipes, for
+    # every kernel diagnosed (both sides of an explained pair, each kernel on one side only)
+    lower_precision: dict[str, tuple[LowerPrecision, ...]] = field(default_factory=dict)
 
     def count(self, verdict: str, swaps: bool = True) -> int:
         """Paired groups with this verdict (`swaps=False`: swaps left out)."""
@@ -442,6 +450,10 @@ class TriageReport:
     def exit_code(self) -> int:
         return EXIT_REGRESSION if self.regressed else EXIT_OK
 
+    def _one_side_json(self, g: KernelGroup) -> dict[str, Any]:
+        return {**group_json(g), "top_cause": self.one_side_causes.get(g.signature),
+                "lower_precision": [asdict(p) for p in self.lower_precision.get(g.signature, ())]}
+
     def to_json(self) -> dict[str, Any]:
         tb, tn = self.base_total_us, self.new_total_us
         nb, nn = self.launch_counts
@@ -463,8 +475,6 @@ class TriageReport:
                              "net_pct_of_base": 100 * self.one_side_net_us / tb if tb else None,
                              "regressed": self.one_side_regressed},
                 "kernels": [k.to_json(tn - tb, tb) for k in self.kernels],
-                ADDED: [{**group_json(g), "top_cause": self.one_side_causes.get(g.signature)}
-                        for g in self.added],
-                REMOVED: [{**group_json(g), "top_cause": self.one_side_causes.get(g.signature)}
-                          for g in self.removed],
+                ADDED: [self._one_side_json(g) for g in self.added],
+                REMOVED: [self._one_side_json(g) for g in self.removed],
                 "notes": list(self.notes)}

@@ -5,6 +5,8 @@ rule results beside them, and what the collection could not assess (coverage).""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pragma_ncu.backends.cuda.diagnosis import coverage
 from pragma_ncu.backends.cuda.diagnosis.detectors import AT_ROOFLINE, DETECTORS, LAUNCH_FLOOR_NS
 from pragma_ncu.backends.cuda.diagnosis.signals import L2_CARRYING, PIPES, Signals
@@ -15,8 +17,10 @@ from pragma_ncu.backends.cuda.diagnosis.traffic import (
 )
 from pragma_ncu.diagnose import causality
 from pragma_ncu.diagnose.cite import Knowledge, actions_for, cite, hot_lines
-from pragma_ncu.diagnose.findings import Diagnosis, Finding, Roofline
+from pragma_ncu.diagnose.findings import Diagnosis, Finding, LowerPrecision, Roofline
+from pragma_ncu.knowledge.schema import GpuSpec
 from pragma_ncu.measure.roofline import COMPUTE_KINDS, attainable
+from pragma_ncu.profile.kernel_names import GEMM_LIKE, family
 from pragma_ncu.profile.profiles import KernelProfile, RuleResult
 
 # ncu rule identifiers -> the bottleneck classes they speak to.
@@ -64,9 +68,11 @@ def diagnose(kernel: KernelProfile, knowledge: Knowledge, ceiling_gbps: float | 
     metrics = [e.metric for f in findings for e in f.evidence] + _roofline_metrics()
     citations, uncited = cite(metrics, knowledge)
     missing = coverage.gaps(s)
+    roofline = replace(roofline_of(s, compute), lower_precision=lower_precision(kernel, s,
+                                                                                knowledge))
     return Diagnosis(
         kernel=kernel.name, classification=findings[0].bottleneck if findings else "none",
-        roofline=roofline_of(s, compute), findings=findings,
+        roofline=roofline, findings=findings,
         guidance=ranked_guidance(kernel.rules), hotspots=hot_lines(kernel.hotspots, source_file),
         citations=citations, uncited=uncited, not_assessed=missing,
         collect_command=coverage.collect_command(kernel.name, missing),
@@ -161,6 +167,58 @@ def attainable_fraction(sig: Signals, measured: float | None = None, measured_by
     found.append((LAUNCH_FLOOR_NS / duration, "the shortest a launch takes"))
     fraction, by = max(found)
     return min(1.0, fraction), by
+
+
+# Lower precision for an FP32 GEMM-like kernel on the SIMT pipes: the tensor-core units whose
+# datasheet rates set the figure, and what makes a kernel one (the FMA pipe its busiest, busy
+# at least MIN_FMA_BUSY of the active time; the tensor pipe idle, below TENSOR_IDLE).
+LOWER_PRECISION = (("tf32_tensor_tflops", "TF32 tensor cores"),
+                   ("bf16_tensor_tflops", "BF16 tensor cores"))
+MIN_FMA_BUSY = 0.4
+TENSOR_IDLE = 0.05
+
+
+def lower_precision(kernel: KernelProfile, sig: Signals, knowledge: Knowledge
+                    ) -> tuple[LowerPrecision, ...]:
+    """The ceiling of the same math on tensor cores at a lower precision, for an FP32
+    GEMM-like kernel on the SIMT pipes: its FP32 work (counted FLOPs, else the FMA pipe's work
+    at its peak) at each unit's datasheet rate, never less than its DRAM traffic at the
+    practical copy ceiling nor a launch. GEMM-like is what its name says (GEMM, matmul,
+    convolution: pragma_ncu.profile.kernel_names): many FLOPs per byte do not make one (a
+    polynomial per element has them, and no tensor core runs it). () for any other kernel,
+    or a GPU not in the datasheets."""
+    pipe, busy = sig.top_pipe()
+    duration = sig.get("duration_ns")
+    if pipe != "FMA" or busy < MIN_FMA_BUSY or sig.val("pipe_Tensor") >= TENSOR_IDLE \
+            or not duration or family(kernel.name) not in GEMM_LIKE:
+        return ()
+    flops = sig.val("flops_fp32")
+    spec = _datasheet(kernel, knowledge)
+    fp32 = float(spec.values.get("fp32_tflops", 0)) if spec else 0.0
+    if spec is None or fp32 <= 0:
+        return ()
+    work_ns = flops / fp32 / 1e3 if flops else busy * sig.active * sig.lanes * duration
+    fraction = dram_ceiling_fraction(sig, sig.ceiling_gbps)
+    memory_ns = fraction * useful_dram_share(sig) * duration if fraction is not None else 0.0
+    out = []
+    for key, unit in LOWER_PRECISION:
+        rate = float(spec.values.get(key, 0))
+        if rate > fp32:
+            time_ns = max(work_ns * fp32 / rate, memory_ns, LAUNCH_FLOOR_NS)
+            out.append(LowerPrecision(unit, time_ns, duration / time_ns, rate / fp32,
+                                      spec.name))
+    return tuple(out)
+
+
+def _datasheet(kernel: KernelProfile, knowledge: Knowledge) -> GpuSpec | None:
+    """The datasheet of the GPU the kernel ran on: by its name, else its architecture."""
+    name = kernel.metrics.get("device__attribute_display_name")
+    if name is not None and isinstance(name.value, str) and (spec := knowledge.gpu(name.value)):
+        return spec
+    major = kernel.value("device__attribute_compute_capability_major")
+    minor = kernel.value("device__attribute_compute_capability_minor")
+    return knowledge.gpu(f"{major:.0f}.{minor:.0f}") if major is not None and minor is not None \
+        else None
 
 
 TENSOR_FLOP_PER_HMMA = 2 * 16 * 8 * 16  # one HMMA.16816 (sm_80+); wmma 16x16x16 issues two
