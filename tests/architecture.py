@@ -7,9 +7,9 @@ table (`tools/architecture_table.py` writes that table from this one).
 Rules the checker enforces:
 - a module refers only to modules of its own layer or of lower ones (a higher number);
 - the packages do not import each other in a cycle. A package is a top-level module or
-  subpackage of `pragma_ncu`; under `backends/`, each target's module (or subpackage) is one,
-  since a backend spans the layers (its worker side is layer 7, its diagnosis rules layer 4,
-  its session layer 2) and is held to each of them module by module;
+  subpackage of `pragma_ncu` (`backends/` is one: a backend spans the layers, its worker side
+  layer 7, its diagnosis rules layer 4, its session layer 2, and is held to each of them module
+  by module, but nothing below the registry may import it back);
 - inside a package, the modules do not import each other in a circle either.
 
 What counts as a reference: every import statement, at module level or in a function (a
@@ -19,10 +19,11 @@ out (an f-string's `{__name__}` is the importer, its other parts any one part: t
 module whole ("pragma_ncu.backends.cpu.worker": `python -m MODULE`, `--side MODULE`, a data
 package for importlib.resources), docstrings aside. All of them count for the layers, those
 under `if TYPE_CHECKING:` included (an annotation naming a higher layer's type is still an
-upward dependency). For cycles and circles, what imports a module into the process counts:
-module-level, function-local and importlib imports, not TYPE_CHECKING ones (they never run)
-nor strings (another process, or data). A function-local import counts as a module-level one
-does, so that moving an import into a function cannot hide a circle.
+upward dependency). For cycles and circles, every import counts but strings (another process,
+or data): module-level, function-local, importlib and TYPE_CHECKING ones. A function-local
+import counts as a module-level one does, so that moving an import into a function cannot hide
+a circle; an annotation naming another module's type is a dependency on it as much (a circle
+of annotations is two modules that cannot be read, or moved, one without the other).
 """
 
 from __future__ import annotations
@@ -61,17 +62,17 @@ LAYERS: tuple[Layer, ...] = (
     Layer(4, "diagnose, backends' diagnosis rules",
           "profile + compendium -> ranked findings; each collector's rules",
           ("diagnose", "diagnose.**", "backends.*.diagnosis", "backends.*.diagnosis.**")),
-    Layer(5, "search, profile, measured ceilings, results, backends' evaluators and collectors",
-          "the parameter search; the profile model and ncu's report readers; measured "
-          "ceilings; what bench and profile return for every target; each target's "
+    Layer(5, "search, profile, results, backends' evaluators and collectors",
+          "the parameter search; the profile model and ncu's report readers; what bench and "
+          "profile return for every target; each target's "
           "evaluator, collector, normalizer, profiling, bench and doctor checks",
-          ("search", "search.**", "profile", "profile.**", "measure.ceilings",
+          ("search", "search.**", "profile", "profile.**",
            "backends.results", "backends.*.evaluator", "backends.*.profiling",
            "backends.*.collect", "backends.*.collect.**", "backends.*.ceilings",
            "backends.*.bench", "backends.*.doctor")),
     Layer(6, "pool, coder, knowledge, draft",
-          "workers: one (the runner, the parent side of a worker) or many; LLM rewrites; the "
-          "metric compendium; `init`'s drafting",
+          "workers: one (the runner, the parent side of a worker) or many, and the ceilings "
+          "measured through them; LLM rewrites; the metric compendium; `init`'s drafting",
           ("pool", "pool.**", "coder", "coder.**", "knowledge", "knowledge.**",
            "draft", "draft.**")),
     Layer(7, "worker, build, syntax, backends' builds and worker sides",
@@ -83,11 +84,12 @@ LAYERS: tuple[Layer, ...] = (
     Layer(8, "spec, measure, infra: the nouns every stage shares",
           "the spec, its validator and Python description, expressions, dtypes and kernel "
           "templates; the built-in targets and what each asks of a spec; measurements, "
-          "statistics, round records and their traces, the roofline; toolchain discovery, "
+          "statistics, round records and their traces, the roofline, the ceilings' figures "
+          "and caches; toolchain discovery, "
           "kernel sources, the run store, the LLM client, progress events, the log's format "
           "and files",
-          ("spec", "spec.**", "backends.rules", "backends.builtin", "backends.*.rules",
-           "backends.*.abi", "measure", "measure.**", "infra.toolchain", "infra.sources",
+          ("spec", "spec.**", "targets", "targets.**", "backends.*.abi", "measure",
+           "measure.**", "infra.toolchain", "infra.sources",
            "infra.store", "infra.llm", "infra.progress", "infra.logs")),
     Layer(9, "infra's base, targets' packages",
           "typed exceptions; the ranges of numeric options; the one reader of environment "
@@ -125,14 +127,9 @@ def layer_of(module: str) -> Layer:
 
 
 def package_of(module: str) -> str:
-    """The package a module counts in for cycles: its top-level name, or under backends/ its
-    target's module (backends.cpu.worker, backends.cuda.session, ...)."""
-    parts = module.split(".")
-    if parts[0] == "backends" and len(parts) >= 3:
-        return ".".join(parts[:3])
-    if parts[0] == "backends" and len(parts) == 2:
-        return module
-    return parts[0]
+    """The package a module counts in for cycles: its top-level name below `pragma_ncu` ("" for
+    the package's own __init__)."""
+    return module.split(".")[0]
 
 
 MODULE, LOCAL, TYPING, DYNAMIC, STRING = "module", "local", "typing", "dynamic", "string"
@@ -343,22 +340,24 @@ def upward(found: Iterable[Import], layer: LayerLookup | None = None) -> list[Vi
     return out
 
 
-RUNS = (MODULE, LOCAL, DYNAMIC)  # the references that import a module into the process
+RUNS = (MODULE, LOCAL, DYNAMIC, TYPING)  # the references that make a dependency for cycles
 
 
 def cycles(found: Iterable[Import], package: PackageLookup | None = None
            ) -> list[tuple[str, ...]]:
     """The import cycles between packages (strongly connected sets of more than one), each
-    sorted. Every import that runs counts, in a function too: a deferred import is still a
-    dependency; those under TYPE_CHECKING never run, and a string naming a module to another
-    process (`python -m MODULE`) imports nothing here."""
+    sorted. Every import counts, in a function too (a deferred import is still a dependency)
+    and under TYPE_CHECKING (an annotation is one too); a string naming a module to another
+    process (`python -m MODULE`) imports nothing here. The package itself ("") is no party:
+    its __init__ is the door to everything (the errors, the API on first use), not a layer
+    anything imports to reach another."""
     group = package or package_of
     edges: dict[str, set[str]] = {}
     for imp in found:
         if imp.how not in RUNS:
             continue
         a, b = group(imp.module), group(imp.target)
-        if a != b:
+        if a != b and a and b:
             edges.setdefault(a, set()).add(b)
             edges.setdefault(b, set())
     return sorted(tuple(sorted(c)) for c in _strongly_connected(edges) if len(c) > 1)

@@ -30,6 +30,13 @@ def settings_or_default(settings: Settings | None) -> Settings:
 
 
 @checked
+def configured_columns(*, settings: Settings | None = None) -> int | None:
+    """The text width the settings ask for ($COLUMNS, where set to a positive number), None
+    where they leave it to the terminal."""
+    return settings_or_default(settings).columns
+
+
+@checked
 def load(spec: SpecLike, spec_path: Path | None = None,
          kernel_name: str | None = None) -> TaskSpec:
     """The TaskSpec of `spec`: itself, the spec of a kernel file (`spec_path`, or the .toml

@@ -11,7 +11,8 @@ from pragma_ncu.api.common import settings_or_default
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import Check
 from pragma_ncu.knowledge.compendium import load_compendium
-from pragma_ncu.measure.ceilings import DeviceCeilings, datasheet_for
+from pragma_ncu.measure.ceilings import datasheet_for
+from pragma_ncu.pool.ceilings import DeviceCeilings
 
 
 @dataclass(frozen=True)

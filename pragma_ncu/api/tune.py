@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
-from pragma_ncu.api.arguments import checked
+from pragma_ncu.api.arguments import check_fields, checked
 from pragma_ncu.api.common import (
     SpecLike,
     connected,
@@ -25,7 +25,7 @@ from pragma_ncu.api.common import (
 )
 from pragma_ncu.backends.base import PoolRequest, Session
 from pragma_ncu.coder.llm_coder import LLMCoder
-from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.conductor.situation import Policy
 from pragma_ncu.infra.bounds import Count, Fraction, Rounds, Seconds, Seed
 from pragma_ncu.infra.errors import InputError, KernelFailure, NoGPUError, PragmaError
 from pragma_ncu.infra.llm import LLMClient, LLMConfig
@@ -35,7 +35,8 @@ from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.store import DEFAULT_NAME, Store
 from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.measure.records import RoundRecord
-from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search import strategies
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget
 from pragma_ncu.spec.file import spec_tables, toml_text
 from pragma_ncu.spec.model import Shape, TaskSpec
@@ -86,36 +87,118 @@ def llm_config(settings: Settings, model: str | None = None, base_url: str | Non
                      timeout_s=timeout_s)
 
 
+@dataclass(frozen=True)
+class LLMRequest:
+    """The coder's LLM as a command asks for it, resolved against the settings by `tune`: the
+    model and endpoint given, else the settings' (`llm_config`); `off` for none at all."""
+
+    model: str | None = None
+    base_url: str | None = None
+    timeout_s: Seconds = 120.0
+    off: bool = False
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+    def resolved(self, settings: Settings) -> LLMConfig | None:
+        return None if self.off else llm_config(settings, self.model, self.base_url,
+                                                self.timeout_s)
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How `tune` runs (docs/tune.md), checked when made (counts of 1 or more, fractions in
+    (0, 1], finite seconds): the shapes timed (the spec's others are verified only), the
+    rounds after the baseline at most, the fraction of the attainable roofline at which to
+    stop (`target`), the rounds without an accepted candidate before stopping (`patience`),
+    the points one round's search measures at most (`budget`) and the seconds it may take
+    (`time_budget`), the most points a moves round's knobs may span (`move_points`; None: the
+    budget), the search's strategy and seed, the interleaved rounds of each side-by-side
+    re-test, the seconds the whole run may take (`max_time`, None: no limit), the kernel of
+    the source to run in place of the spec's (`kernel_name`), and where and how to run: the
+    run store, the arch, a measurement's timeout, the pool of workers. The run store records
+    them (`record`); a resumed run takes its own back (`recorded`), all but where and how to
+    run, which are those given now."""
+
+    shapes: Sequence[str | Shape] = ()
+    rounds: Rounds = 5
+    target: Fraction = 0.9
+    patience: Count = 2
+    budget: Count = 200
+    time_budget: Seconds | None = None
+    move_points: Count | None = None
+    strategy: str = "auto"
+    seed: Seed = 0
+    retest_rounds: Count = 3
+    max_time: Seconds | None = 120.0
+    kernel_name: str | None = None
+    store: Path = Path(DEFAULT_NAME)
+    arch: str | None = None
+    timeout: Seconds = 60.0
+    pool: PoolRequest | None = None
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        strategies.check(self.strategy)  # an unknown name fails before any worker starts
+
+    def record(self, task: TaskSpec, llm: LLMConfig | None) -> dict[str, Any]:
+        """What the run store keeps of them (no secret: the LLM's model only)."""
+        return {"shapes": [s.name for s in shapes_of(task, self.shapes)], "rounds": self.rounds,
+                "target": self.target, "patience": self.patience, "budget": self.budget,
+                "time_budget": self.time_budget, "move_points": self.move_points,
+                "strategy": self.strategy, "seed": self.seed,
+                "retest_rounds": self.retest_rounds, "max_time": self.max_time,
+                "kernel_name": self.kernel_name, "llm": llm.model if llm else "none",
+                "pool": self.pool.to_json() if self.pool is not None and self.pool.wanted
+                else None}
+
+    def recorded(self, config: dict[str, Any]) -> TuneOptions:
+        """A resumed run's options: what its record says (a run recorded before a field
+        existed gets its default), where and how to run as given now."""
+        known = {name: config[name] for name in (
+            "shapes", "rounds", "target", "patience", "budget", "time_budget", "move_points",
+            "strategy", "seed", "retest_rounds", "max_time", "kernel_name") if name in config}
+        return replace(TuneOptions(**known), store=self.store, arch=self.arch,
+                       timeout=self.timeout, pool=self.pool)
+
+    def plan(self, task: TaskSpec, llm: bool, jobs: int) -> loop.RunPlan:
+        """What the loop runs by: the conductor's policy and the search's options, each made
+        from its own fields here."""
+        return loop.RunPlan(
+            tuple(s.name for s in shapes_of(task, self.shapes)),
+            Policy(self.rounds, self.target, self.patience, llm=llm,
+                   move_points=self.move_points or self.budget, max_time_s=self.max_time),
+            SearchOptions(strategy=self.strategy,
+                          budget=Budget(self.budget, self.time_budget), seed=self.seed,
+                          jobs=jobs),
+            side_rounds=self.retest_rounds, max_time_s=self.max_time)
+
+
 @checked
-def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
-         shapes: Sequence[str | Shape] = (), rounds: Rounds = 5, target: Fraction = 0.9,
-         patience: Count = 2, budget: Count = 200, time_budget: Seconds | None = None,
-         strategy: str = "auto", seed: Seed = 0, llm: LLMConfig | None = None,
-         resume: str | None = None, store: Path = Path(DEFAULT_NAME), arch: str | None = None,
-         timeout: Seconds = 60.0, pool: PoolRequest | None = None, retest_rounds: Count = 3,
-         max_time: Seconds | None = 120.0, kernel_name: str | None = None,
-         settings: Settings | None = None,
+def tune(spec: SpecLike | None = None, options: TuneOptions | None = None, *,
+         spec_path: Path | None = None, llm: LLMConfig | LLMRequest | None = None,
+         resume: str | None = None, settings: Settings | None = None,
          progress: Progress | None = None) -> TuneResult:
     """Make `spec`'s kernel faster round by round (see docs/tune.md): round 0 verifies, times
     and profiles it; each round searches a variant, re-tests the winner beside the historical
-    best, profiles it and lets the conductor decide. `shapes` are timed (the spec's others
-    verified only); `target` is the fraction of the attainable roofline at which to stop;
-    `retest_rounds` the interleaved rounds of each side-by-side re-test (up to 4x as many
-    while too noisy to decide); `max_time` the seconds the whole run may take (None: no
-    limit): each round's search gets a share of what is left, and the conductor stops when
-    what is left cannot hold another round (docs/tune.md, "Time").
-    `kernel_name` runs that kernel of the source in place of the
-    spec's (a variant of the same signature).
-    `resume` (a run id, a prefix or "last") goes on with an interrupted run of `store`, with
-    its own spec and options. Without a GPU the result says so (`no_device`) and what could be
-    checked. Raises TuneInterrupted on Ctrl-C (the run is marked and resumable). The run
-    store (and a spec built in Python, written beside it) is created when the run starts:
-    bad input, a missing device or a kernel that does not compile leave nothing behind.
-    `progress` hears each step's line and each search and re-test as phases
+    best, profiles it and lets the conductor decide. `options` say how (TuneOptions: the
+    shapes timed, when to stop, the search's budget, the time the run may take, the run
+    store...). `llm` is the coder's LLM (an `LLMRequest` is resolved against the settings;
+    None: none).
+    `resume` (a run id, a prefix or "last") goes on with an interrupted run of the options'
+    store, with its own spec and options. Without a GPU the result says so (`no_device`) and
+    what could be checked. Raises TuneInterrupted on Ctrl-C (the run is marked and
+    resumable). The run store (and a spec built in Python, written beside it) is created when
+    the run starts: bad input, a missing device or a kernel that does not compile leave
+    nothing behind. `progress` hears each step's line and each search and re-test as phases
     (pragma_ncu.infra.progress). The run's log, every LLM request and reply included, is kept
     beside the store (logs/<run id>.log; `files["log"]`)."""
     settings = settings_or_default(settings)
+    options = options or TuneOptions()
+    if isinstance(llm, LLMRequest):
+        llm = llm.resolved(settings)
     progress = logged(progress)
+    store = options.store
     with contextlib.ExitStack() as held:
         def opened() -> Store:
             return held.enter_context(contextlib.closing(Store.open(store)))
@@ -125,25 +208,19 @@ def tune(spec: SpecLike | None = None, *, spec_path: Path | None = None,
             run_id, config = _resumed(db, resume)
             task = load(Path(config["kernel"]), Path(config["spec"]),
                         config.get("kernel_name"))
-            pool = resumed_pool(config, pool, notes(progress))
-            return _run(task, config, run_id, lambda: db, store, llm, arch, timeout, pool,
-                        settings, progress)
+            pool = resumed_pool(config, options.pool, notes(progress))
+            resumed = replace(options.recorded(config), pool=pool)
+            return _run(task, config, resumed, run_id, lambda: db, llm, settings, progress)
         if spec is None:
             raise InputError("give a spec or a kernel file (or a run to resume)")
-        task = load(spec, spec_path, kernel_name)
-        config = _config(task, spec, shapes, rounds, target, patience, budget, time_budget,
-                         strategy, seed, llm, store)
-        config["retest_rounds"] = retest_rounds
-        config["max_time"] = max_time
-        config["kernel_name"] = kernel_name
-        config["pool"] = pool.to_json() if pool is not None and pool.wanted else None
+        task = load(spec, spec_path, options.kernel_name)
+        config = {**_sources(task, spec, store), **options.record(task, llm)}
 
         def started() -> Store:
             if isinstance(spec, TaskSpec):
                 _write_spec(task, store)
             return opened()
-        return _run(task, config, None, started, store, llm, arch, timeout, pool, settings,
-                    progress)
+        return _run(task, config, options, None, started, llm, settings, progress)
 
 
 def _existing(store: Path, opened: Callable[[], Store]) -> Store:
@@ -155,20 +232,13 @@ def _existing(store: Path, opened: Callable[[], Store]) -> Store:
     return opened()
 
 
-def _config(task: TaskSpec, given: SpecLike | None, shapes: Sequence[str | Shape], rounds: int,
-            target: float, patience: int, budget: int, time_budget: float | None,
-            strategy: str, seed: int, llm: LLMConfig | None, store: Path) -> dict[str, Any]:
-    """What a run records of its options (a resumed run takes them back); a spec built in
-    Python is written out beside the store so that the run can be resumed from the command
-    line too."""
-    tuned = [s.name for s in shapes_of(task, shapes)]
+def _sources(task: TaskSpec, given: SpecLike, store: Path) -> dict[str, str]:
+    """Where the run's kernel and spec are, for the record (a resumed run loads them back); a
+    spec built in Python is written out beside the store so that the run can be resumed from
+    the command line too."""
     if isinstance(given, TaskSpec):
-        kernel, spec_file = str(task.source_path), str(_spec_file(task, store)[0])
-    else:
-        kernel, spec_file = str(given), str(task.spec_path)
-    return {"kernel": kernel, "spec": spec_file, "shapes": tuned, "rounds": rounds,
-            "target": target, "patience": patience, "budget": budget, "strategy": strategy,
-            "time_budget": time_budget, "seed": seed, "llm": llm.model if llm else "none"}
+        return {"kernel": str(task.source_path), "spec": str(_spec_file(task, store)[0])}
+    return {"kernel": str(given), "spec": str(task.spec_path)}
 
 
 def _spec_file(task: TaskSpec, store: Path) -> tuple[Path, str]:
@@ -212,17 +282,16 @@ def run_log_path(store: Path, run_id: str) -> Path:
     return store.parent / "logs" / f"{run_id}.log"
 
 
-def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
-         start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
-         timeout: float, pool: PoolRequest | None, settings: Settings,
+def _run(task: TaskSpec, config: dict[str, Any], options: TuneOptions, run_id: str | None,
+         start: Callable[[], Store], llm: LLMConfig | None, settings: Settings,
          progress: Progress) -> TuneResult:
     """`_loop`, with everything the package logs meanwhile kept in the run's log file (what
     came before the run had its id too; a resumed run's log goes on in the same file)."""
     run_log = RunLog()
     try:
         with captured(run_log):
-            result = _loop(task, config, run_id, start, store, llm, arch, timeout, pool,
-                           settings, progress, run_log)
+            result = _loop(task, config, options, run_id, start, llm, settings, progress,
+                           run_log)
     finally:
         run_log.close()
     if run_log.path is None:
@@ -230,20 +299,21 @@ def _run(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     return replace(result, files={**result.files, "log": run_log.path})
 
 
-def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
-          start: Callable[[], Store], store: Path, llm: LLMConfig | None, arch: str | None,
-          timeout: float, pool: PoolRequest | None, settings: Settings,
+def _loop(task: TaskSpec, config: dict[str, Any], options: TuneOptions, run_id: str | None,
+          start: Callable[[], Store], llm: LLMConfig | None, settings: Settings,
           progress: Progress, run_log: RunLog) -> TuneResult:
     """The loop on a connected worker; `start` gives the run store once the device is open
     (the run starts there, and its log file is named). A failure marks the run failed,
     Ctrl-C interrupted: either is resumed by --resume, from its last finished round (round 0
     again when none finished)."""
-    options = _options(config, llm, settings)
+    plan = options.plan(task, llm is not None, settings.jobs)
     backend, say = target_of(task), notes(progress)
+    store, arch = options.store, options.arch
     begun = time.perf_counter()  # the run's time counts from here (the worker's start too)
     resuming = run_id is not None
     try:
-        with connected(backend, settings, timeout, pool, say) as (runner, workers):
+        with connected(backend, settings, options.timeout, options.pool, say) as (runner,
+                                                                                 workers):
             say(f"starting the {backend.device_word} worker")
             session = backend.open(task, settings, runner, arch=arch, pool=workers)
             db = start()
@@ -254,7 +324,7 @@ def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
             log.info("run %s %s", run_id, "resumed" if resuming else "started")
             log.debug("run %s: its options: %s", run_id, config)
             say(f"run {run_id} (resume with: pragma-ncu tune --resume {run_id})")
-            ctx = _context(task, config, session, db, run_id, store, options, llm, settings,
+            ctx = _context(task, config, session, db, run_id, store, plan, llm, settings,
                            progress)
             ctx = replace(ctx, started=session.clock() - (time.perf_counter() - begun))
             state = loop.run(ctx, loop.load_state(ctx) if resuming else None)
@@ -281,19 +351,6 @@ def _loop(task: TaskSpec, config: dict[str, Any], run_id: str | None,
     return TuneResult(run_id, summary, tuple(state.records), written)
 
 
-def _options(config: dict[str, Any], llm: LLMConfig | None,
-             settings: Settings) -> loop.TuneOptions:
-    """The loop's options from what the run recorded of them."""
-    return loop.TuneOptions(
-        tuple(config["shapes"]),
-        Policy(config["rounds"], config["target"], config["patience"], llm=llm is not None,
-               move_points=config["budget"], max_time_s=config.get("max_time")),
-        SearchOptions(strategy=config["strategy"],
-                      budget=Budget(config["budget"], config["time_budget"]),
-                      seed=config["seed"], jobs=settings.jobs),
-        side_rounds=config.get("retest_rounds", 3), max_time_s=config.get("max_time"))
-
-
 def _without_device(task: TaskSpec, settings: Settings, arch: str | None,
                     reason: str) -> TuneResult:
     """What can be checked without the device, or the target's own error when nothing can."""
@@ -308,7 +365,7 @@ def _without_device(task: TaskSpec, settings: Settings, arch: str | None,
 
 
 def _context(task: TaskSpec, config: dict[str, Any], session: Session, db: Store, run_id: str,
-             store: Path, options: loop.TuneOptions, llm: LLMConfig | None,
+             store: Path, options: loop.RunPlan, llm: LLMConfig | None,
              settings: Settings, progress: Progress) -> loop.Context:
     """The run's fixed part: the spec with the tables its variants are laid over and the text
     the coder is shown (the spec file's own, as written)."""

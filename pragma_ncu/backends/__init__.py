@@ -2,9 +2,9 @@
 by the rules of the target that owns its collector.
 
 Built-in targets are folders of this package, each with a `target` module holding `TARGET`,
-imported on first use (`backends.builtin.BUILTIN` lists them: a new built-in target is one
-folder and one name there). A target from outside the package (a plug-in, a test's) is handed
-to `register`.
+imported on first use (`targets.BUILTIN` lists them: a new built-in target is one folder
+here and its name and spec rules there). A target from outside the package (a plug-in, a
+test's) is handed to `register`.
 
 Only that list is imported at module level, so that modules of a backend's lower layers (a
 worker side, the C types of `cpu.abi`) import as lightly as they did outside this package.
@@ -16,7 +16,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pragma_ncu.backends.builtin import BUILTIN
+from pragma_ncu.targets import BUILTIN
 
 if TYPE_CHECKING:
     from pragma_ncu.backends.base import Target

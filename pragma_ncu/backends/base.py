@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from pragma_ncu.backends.results import BenchReport, ProfileRun
-from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.build import task as tasks
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.infra.bounds import Seconds, ZeroOrMore, check_bounds
@@ -27,8 +26,9 @@ from pragma_ncu.infra.errors import InputError, PragmaError
 from pragma_ncu.infra.progress import Notice
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import Check
-from pragma_ncu.measure.ceilings import DeviceCeilings, cached_compute
+from pragma_ncu.measure.ceilings import cached_compute
 from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.pool.ceilings import DeviceCeilings
 from pragma_ncu.pool.devices import GpuSelection, parse_gpus
 from pragma_ncu.pool.runner import Device, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
@@ -38,6 +38,7 @@ from pragma_ncu.search.feasibility import Limits
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.space import Point
 from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
+from pragma_ncu.targets.rules import SpecRules
 from pragma_ncu.worker.protocol import TimingConfig
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds, strategies
 from pragma_ncu.cli.common import (
     bounded,
     emit_json,
@@ -20,16 +21,8 @@ from pragma_ncu.cli.common import (
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
 from pragma_ncu.cli.table_options import engine_table_options
-from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
-from pragma_ncu.infra.store import DEFAULT_NAME
-from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import autotune as tables
-from pragma_ncu.search import strategies
-from pragma_ncu.search.output import LAYOUTS
-from pragma_ncu.search.results import SearchResult
-from pragma_ncu.search.vllm_table import NamingError
-from pragma_ncu.spec.model import TaskSpec
 
 
 @click.command()
@@ -67,7 +60,7 @@ from pragma_ncu.spec.model import TaskSpec
 @click.option("--configs", "configs", type=click.Path(path_type=Path),
               help="The folder of per-shape config tables to add the winners to "
                    "(<kernel>/<device>.json; default: OUT/configs).")
-@click.option("--config-format", "config_format", type=click.Choice(LAYOUTS),
+@click.option("--config-format", "config_format", type=click.Choice(api.TABLE_LAYOUTS),
               default="pragma", show_default=True,
               help="The config table's layout: pragma (<kernel>/<device>.json, keyed by "
                    "shape, with the re-test's figures), vllm or sglang (the files the engine "
@@ -76,7 +69,7 @@ from pragma_ncu.spec.model import TaskSpec
                    "--configs/configs/triton_X_Y_Z).")
 @engine_table_options
 @click.option("--cache", "cache", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path(DEFAULT_NAME), show_default=True,
+              default=Path(api.DEFAULT_STORE), show_default=True,
               help="The measurement cache (a table of the run store): every point measured "
                    "is kept, keyed by its build, shape, spec, reference, device, driver and "
                    "toolchain; a rerun measures nothing it already measured, and an "
@@ -94,7 +87,7 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
              config_format: str, batch_dim: str | None, config_dtype: str | None,
              block_shape: tuple[int, int] | None, dim_map: tuple[tuple[str, str], ...],
              triton_version: str | None, cache: Path, no_cache: bool,
-             gpus: GpuSelection | None,
+             gpus: api.GpuSelection | None,
              workers: int | None, ray: str | None, fmt: str) -> None:
     """Search the parameters a kernel's spec declares, inside the GPU's limits.
 
@@ -110,7 +103,7 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
     try:
         table_format = api.TableFormat(config_format, batch_dim, config_dtype, block_shape,
                                        dim_map, triton_version)
-    except NamingError as exc:
+    except api.TableNamingError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.option) from None
     task = load_task(kernel, spec, spec_kernel)
     try:
@@ -146,7 +139,7 @@ def autotune(kernel: Path, spec: Path | None, spec_kernel: str | None,
     sys.exit(ExitStatus.OK if result.general.winner is not None else ExitStatus.VERDICT)
 
 
-def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
+def _shapes_out(task: api.TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
     """Each shape's results (in its own folder), and the one config table of all winners."""
     files = {r.shapes[0]: dict(r.files) for r in shaped.results}
     if fmt == "json":
@@ -164,7 +157,7 @@ def _shapes_out(task: TaskSpec, shaped: api.ShapesResult, fmt: str) -> None:
         click.echo(f"{shape}: {Path(written['results']).parent}")
 
 
-def _print(result: SearchResult) -> None:
+def _print(result: api.SearchResult) -> None:
     click.echo(os.linesep.join(tables.stats_lines(result)))
     click.echo("")
     click.echo(tables.winners_table(result))

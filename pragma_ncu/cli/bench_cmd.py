@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import (
     bounded,
     emit_json,
@@ -18,9 +19,7 @@ from pragma_ncu.cli.common import (
 )
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
-from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import bench as render
 
 
@@ -44,7 +43,7 @@ from pragma_ncu.report import bench as render
 def bench(kernel: Path, spec: Path | None, spec_kernel: str | None, shapes: tuple[str, ...],
           params: tuple[str, ...],
           arch: str | None, timeout: float, budget_ms: float, require_gpu: bool,
-          gpus: GpuSelection | None, workers: int | None, ray: str | None,
+          gpus: api.GpuSelection | None, workers: int | None, ray: str | None,
           fmt: str) -> None:
     """Build, verify and time a kernel at each shape of its spec.
 

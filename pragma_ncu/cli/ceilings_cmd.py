@@ -10,7 +10,6 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, user_errors
 from pragma_ncu.infra.errors import ExitStatus, NoGPUError
-from pragma_ncu.measure.ceilings import DeviceCeilings
 from pragma_ncu.report.ceilings import cpu_lines, gpu_lines
 
 
@@ -51,7 +50,7 @@ def _print(found: api.Ceilings, fmt: str) -> None:
     click.echo("\n".join(gpu_lines(found.measured, found.datasheet)))
 
 
-def _print_cpu(found: DeviceCeilings, fmt: str) -> None:
+def _print_cpu(found: api.DeviceCeilings, fmt: str) -> None:
     if fmt == "json":
         emit_json({"host": found.device.to_json(), "copy": asdict(found.copy),
                    "compute": asdict(found.compute)})

@@ -18,10 +18,8 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.infra import bounds
-from pragma_ncu.infra.bounds import Bound
+from pragma_ncu.api import bounds
 from pragma_ncu.infra.errors import ExitStatus, PragmaError, exit_status, io_error
-from pragma_ncu.spec.model import ParamValue, TaskSpec
 
 
 class CommandError(click.ClickException):
@@ -115,7 +113,7 @@ class Number(click.FloatRange):
         return number
 
 
-def bounded(bound: Bound) -> click.ParamType:
+def bounded(bound: bounds.Bound) -> click.ParamType:
     """The option type of a number `bound` allows: click's IntRange or a finite FloatRange
     (shown in --help) of the bound the API checks its argument against (`infra.bounds`), so
     that the command line and the library refuse the same values."""
@@ -131,13 +129,13 @@ kernel_name_option = click.option(
     "variants of a kernel (the same arguments) in other files.")
 
 
-def load_task(kernel: Path, spec: Path | None, kernel_name: str | None = None) -> TaskSpec:
+def load_task(kernel: Path, spec: Path | None, kernel_name: str | None = None) -> api.TaskSpec:
     with user_errors():
         return api.load(kernel, spec, kernel_name)
 
 
-def parse_params(items: tuple[str, ...]) -> dict[str, ParamValue]:
-    out: dict[str, ParamValue] = {}
+def parse_params(items: tuple[str, ...]) -> dict[str, api.ParamValue]:
+    out: dict[str, api.ParamValue] = {}
     for item in items:
         if "=" not in item:
             raise click.BadParameter(f"{item!r}: expected NAME=VALUE", param_hint="--param")
@@ -146,7 +144,7 @@ def parse_params(items: tuple[str, ...]) -> dict[str, ParamValue]:
     return out
 
 
-def _number(text: str) -> ParamValue:
+def _number(text: str) -> api.ParamValue:
     for kind in (int, float):
         try:
             return kind(text)

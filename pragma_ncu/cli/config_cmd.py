@@ -10,7 +10,6 @@ import click
 from pragma_ncu import api
 from pragma_ncu.cli.common import emit_json, user_errors
 from pragma_ncu.cli.table_options import engine_table_options
-from pragma_ncu.search import vllm_table
 
 
 @click.group("config")
@@ -20,7 +19,7 @@ def config_group() -> None:
 
 @config_group.command("convert")
 @click.argument("table", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--to", "to", type=click.Choice(list(vllm_table.ENGINES)), required=True,
+@click.option("--to", "to", type=click.Choice(list(api.ENGINE_LAYOUTS)), required=True,
               help="vllm or sglang: the files the engine loads (E=128,N=384,"
                    "device_name=NVIDIA_H200.json; SGLang's under configs/triton_X_Y_Z/), "
                    "keyed by the batch size, bare parameters.")

@@ -22,8 +22,8 @@ from typing import IO
 
 from tqdm import tqdm
 
-from pragma_ncu.infra.progress import Advance, Begin, End, Event, Note, Progress
-from pragma_ncu.infra.settings import load_settings
+from pragma_ncu import api
+from pragma_ncu.api import progress
 from pragma_ncu.report import terminal
 
 PREFIX = "  .. "
@@ -38,7 +38,8 @@ CLOCK = "{desc} [{elapsed}]"
 
 
 @contextlib.contextmanager
-def progress_display(enabled: bool, stream: IO[str] | None = None) -> Iterator[Progress | None]:
+def progress_display(enabled: bool, stream: IO[str] | None = None
+                     ) -> Iterator[progress.Progress | None]:
     """The display to hand the API (None when not `enabled`), closed on the way out so that
     the command's results print below it: live when `stream` (stderr) is a terminal, plain
     lines otherwise."""
@@ -76,20 +77,20 @@ class Plain:
         self.phases: dict[str, _Counted] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: progress.Event) -> None:
         with self._lock:
-            if isinstance(event, Advance):
+            if isinstance(event, progress.Advance):
                 self._advance(event)
                 return
-            if isinstance(event, Begin):
+            if isinstance(event, progress.Begin):
                 now = self.clock()
                 self.phases[event.phase] = _Counted(now, now)
-            elif isinstance(event, End):
+            elif isinstance(event, progress.End):
                 self.phases.pop(event.phase, None)
             if event.text:
                 self._line(event.text)
 
-    def _advance(self, event: Advance) -> None:
+    def _advance(self, event: progress.Advance) -> None:
         now = self.clock()
         phase = self.phases.setdefault(event.phase, _Counted(now, now))
         step = max(1, round(STEP * event.total)) if event.total else None
@@ -108,7 +109,7 @@ class Plain:
         self.phases.clear()
 
 
-def meter_line(event: Advance, elapsed: float) -> str:
+def meter_line(event: progress.Advance, elapsed: float) -> str:
     """'search: 40/72 points [00:12<00:09,  3.25 points/s], best 71.23 µs; gpu0 20, gpu1 20'."""
     unit = f" {event.unit}" if event.unit else ""
     return tqdm.format_meter(event.done, event.total, elapsed, prefix=event.phase, unit=unit,
@@ -129,13 +130,13 @@ class Live:
         self._ticker = threading.Thread(target=self._tick, daemon=True)
         self._ticker.start()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: progress.Event) -> None:
         with self._lock:
-            if isinstance(event, Note):
+            if isinstance(event, progress.Note):
                 self._say(event.text)
-            elif isinstance(event, Begin):
+            elif isinstance(event, progress.Begin):
                 self._begin(event)
-            elif isinstance(event, Advance):
+            elif isinstance(event, progress.Advance):
                 self._advance(event)
             else:
                 self._end(event)
@@ -166,7 +167,7 @@ class Live:
             self.status.set_description_str(f"  {text}", refresh=False)
             self.status.reset()
 
-    def _begin(self, event: Begin) -> None:
+    def _begin(self, event: progress.Begin) -> None:
         if event.text:
             self._say(event.text)
         old = self.bars.pop(event.phase, None)
@@ -176,7 +177,7 @@ class Live:
         self.bars[event.phase] = self._bar(f"  {event.phase}", event.total, unit,
                                            BAR if event.total else COUNT)
 
-    def _advance(self, event: Advance) -> None:
+    def _advance(self, event: progress.Advance) -> None:
         bar = self.bars.get(event.phase)
         if bar is None:
             return
@@ -186,14 +187,14 @@ class Live:
         bar.set_postfix_str(self._postfix(event), refresh=False)
         self._draw(bar)
 
-    def _postfix(self, event: Advance) -> str:
+    def _postfix(self, event: progress.Advance) -> str:
         """The best and the workers' counts; the point just measured too where the line
         keeps a bar of ROOM characters with it (tqdm cuts what does not fit)."""
         room = self._width() - ROOM - len(meter_line(event, 0.0))
         last = f"; last {event.last}" if event.last else ""
         return event.details + (last if len(last) <= room else "")
 
-    def _end(self, event: End) -> None:
+    def _end(self, event: progress.End) -> None:
         bar = self.bars.pop(event.phase, None)
         if bar is not None:
             bar.close()
@@ -223,7 +224,7 @@ def output_width(stream: IO[str] | None = None) -> int:
     where set, else the terminal's when standard output is one, else 100 (a file, a pipe, a
     CI log); never below 60."""
     stream = stream or sys.stdout
-    columns = load_settings().columns
+    columns = api.configured_columns()
     if columns is None:
         try:
             if stream.isatty():

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.api.application import Application
 from pragma_ncu.cli.common import bounded, emit_json, user_errors
 from pragma_ncu.cli.display import output_width, progress_display
 from pragma_ncu.cli.profile_cmd import profile_options, profile_request
-from pragma_ncu.infra import bounds
 from pragma_ncu.report.application import (
     DEFAULT_TOP,
     groups_text,

@@ -8,11 +8,10 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import bounded, emit_json, user_errors
 from pragma_ncu.cli.display import progress_display
-from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
-from pragma_ncu.knowledge.adapters import adapter_names
 from pragma_ncu.report.knowledge import build_lines
 
 
@@ -23,7 +22,7 @@ from pragma_ncu.report.knowledge import build_lines
               help="Also fetch web pages (docs.nvidia.com, the perf wiki); off by default.")
 @click.option("--no-llm", is_flag=True,
               help="Summarize with the deterministic rules even when an LLM is configured.")
-@click.option("--source", "source_names", multiple=True, type=click.Choice(adapter_names()),
+@click.option("--source", "source_names", multiple=True, type=click.Choice(api.adapter_names()),
               help="Crawl only this source (repeatable); the compendium then holds only these.")
 @click.option("--ncu-docs", type=click.Path(path_type=Path, file_okay=False),
               help="Nsight Compute's docs/ folder, when not beside the ncu found.")

@@ -8,10 +8,8 @@ from typing import Any
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import bounded, emit_json, user_errors
-from pragma_ncu.infra import bounds
-from pragma_ncu.knowledge.docs import render_entry
-from pragma_ncu.knowledge.schema import MetricEntry
 from pragma_ncu.report.knowledge import entry_lines, search_table
 
 FORMATS = click.Choice(["table", "json", "md"])
@@ -37,7 +35,7 @@ def show(metric: str, fmt: str) -> None:
         emit_json({"query": metric, "entry": found.entry.to_json(),
                    "strategies": [asdict(s) for s in found.strategies]})
     elif fmt == "md":
-        click.echo(render_entry(found.entry, list(found.strategies)), nl=False)
+        click.echo(api.render_entry(found.entry, list(found.strategies)), nl=False)
     else:
         click.echo("\n".join(entry_lines(metric, found.entry, found.strategies)))
 
@@ -60,6 +58,6 @@ def search(words: tuple[str, ...], limit: int, fmt: str) -> None:
     click.echo(search_table(found, markdown=fmt == "md"))
 
 
-def _search_row(entry: MetricEntry) -> dict[str, Any]:
+def _search_row(entry: api.MetricEntry) -> dict[str, Any]:
     return {"name": entry.name, "profiler": entry.profiler, "title": entry.title,
             "indicates": list(entry.indicates), "family": entry.family, "origin": entry.origin}

@@ -14,9 +14,8 @@ from typing import Any
 
 import click
 
+from pragma_ncu.api import logs, progress
 from pragma_ncu.cli.display import write
-from pragma_ncu.infra import progress
-from pragma_ncu.infra.logs import PACKAGE, file_handler
 
 LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)  # by the count of -v
 CONSOLE_FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -73,7 +72,7 @@ def configure(verbosity: int, log_file: Path | None) -> Callable[[], None]:
     """Put the command's handlers on the package's logger; the function that takes them off
     again and restores its level (so that commands run one after another in one process, as
     tests do, each get their own)."""
-    logger = logging.getLogger(PACKAGE)
+    logger = logging.getLogger(logs.PACKAGE)
     before = logger.level
     stderr = _Stderr(LEVELS[min(verbosity, len(LEVELS) - 1)])
     stderr.setFormatter(logging.Formatter(CONSOLE_FORMAT))
@@ -81,7 +80,7 @@ def configure(verbosity: int, log_file: Path | None) -> Callable[[], None]:
     handlers: list[logging.Handler] = [stderr]
     if log_file is not None:
         try:
-            handlers.append(file_handler(log_file))
+            handlers.append(logs.file_handler(log_file))
         except OSError as exc:
             raise click.BadParameter(f"cannot write {log_file}: {exc.strerror}",
                                      param_hint="--log-file") from None

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import bounded
-from pragma_ncu.infra import bounds
-from pragma_ncu.pool import devices
 
 F = Callable[..., Any]
 
@@ -20,7 +20,7 @@ def _gpus(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
     try:
-        return devices.parse_gpus(value)
+        return api.parse_gpus(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), ctx, param) from None
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from pragma_ncu import api
-from pragma_ncu.backends.base import ProfileOptions
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import (
     bounded,
     emit_json,
@@ -19,9 +19,6 @@ from pragma_ncu.cli.common import (
     user_errors,
 )
 from pragma_ncu.cli.display import progress_display
-from pragma_ncu.infra import bounds
-from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.knowledge.compendium import load_compendium
 from pragma_ncu.report import profile as render
 
 
@@ -55,11 +52,11 @@ def profile_options(command: Any) -> Any:
 
 def profile_request(params: tuple[str, ...], arch: str | None, metrics: tuple[str, ...],
                     sections: tuple[str, ...], source: bool, out: Path | None,
-                    timeout: float) -> ProfileOptions:
+                    timeout: float) -> api.ProfileOptions:
     """The options `profile` and `explain foo.cu` share, as the API takes them."""
-    return ProfileOptions(params=parse_params(params), arch=arch, metrics=_csv(metrics),
-                          sections=_csv(sections), source=source, out_dir=out,
-                          timeout_s=timeout)
+    return api.ProfileOptions(params=parse_params(params), arch=arch, metrics=_csv(metrics),
+                              sections=_csv(sections), source=source, out_dir=out,
+                              timeout_s=timeout)
 
 
 @click.command()
@@ -92,5 +89,5 @@ def profile(kernel: Path, spec: Path | None, spec_kernel: str | None, shape: str
         if fmt == "json":
             emit_json(render.as_json(run))
         else:
-            click.echo("\n".join(render.lines(run, load_compendium(load_settings()))))
+            click.echo("\n".join(render.lines(run, api.compendium())))
     sys.exit(render.exit_code(run))

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from pragma_ncu.search import vllm_table
+from pragma_ncu import api
 
 F = Callable[..., Any]
 
@@ -33,12 +33,12 @@ def engine_table_options(command: F) -> F:
              "configs/triton_X_Y_Z/, the folder SGLang reads under SGLANG_MOE_CONFIG_DIR.",
     )(command)
     command = click.option(
-        "--dim-map", "dim_map", callback=_parsed(vllm_table.parse_dim_map),
+        "--dim-map", "dim_map", callback=_parsed(api.parse_dim_map),
         metavar="E=DIM,N=DIM",
         help="The engine's name of each fixed dim, in the file's order (default: the "
              "spec's E and N, written E first).")(command)
     command = click.option(
-        "--block-shape", "block_shape", callback=_parsed(vllm_table.parse_block_shape),
+        "--block-shape", "block_shape", callback=_parsed(api.parse_block_shape),
         metavar="N,K",
         help="The block-quantization shape the engine asks for (block_shape=[128,128] in "
              "the file name).")(command)

@@ -10,7 +10,6 @@ import click
 
 from pragma_ncu import api
 from pragma_ncu.cli.common import user_errors
-from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.runs import runs_text
 from pragma_ncu.report.trace import render_html, render_markdown, trace_json
 
@@ -18,7 +17,7 @@ from pragma_ncu.report.trace import render_html, render_markdown, trace_json
 @click.command("trace")
 @click.argument("run", required=False)
 @click.option("--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path(DEFAULT_NAME), show_default=True, help="The run store to read.")
+              default=Path(api.DEFAULT_STORE), show_default=True, help="The run store to read.")
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md",
               show_default=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),

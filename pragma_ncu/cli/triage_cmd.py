@@ -15,23 +15,20 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds
 from pragma_ncu.cli.common import Number, bounded, emit_json, parse_params, user_errors
 from pragma_ncu.cli.display import output_width, progress_display
-from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import exit_status
-from pragma_ncu.infra.store import DEFAULT_NAME
 from pragma_ncu.report.junit import error_junit, report_junit
 from pragma_ncu.report.triage import report_markdown, report_text
 from pragma_ncu.report.triage_overview import DEFAULT_TOP, overview_markdown, overview_text
-from pragma_ncu.triage.engine import DEFAULT_THRESHOLD_PCT, MAX_THRESHOLD_PCT
-from pragma_ncu.triage.report import TriageReport
 
 
 @click.command("triage")
 @click.argument("base", metavar="BASE")
 @click.argument("new", metavar="NEW")
-@click.option("--threshold", type=Number(min=0, max=MAX_THRESHOLD_PCT),
-              default=DEFAULT_THRESHOLD_PCT,
+@click.option("--threshold", type=Number(min=0, max=api.MAX_THRESHOLD_PCT),
+              default=api.DEFAULT_THRESHOLD_PCT,
               show_default=True, help="Slowdown in percent that counts as a regression.")
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "json", "junit"]),
               default="text", show_default=True,
@@ -61,7 +58,7 @@ from pragma_ncu.triage.report import TriageReport
 @click.option("--timeout", type=bounded(bounds.SECONDS), default=180.0, show_default=True,
               help="For .cu/.toml sides: seconds a worker or ncu run may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path(DEFAULT_NAME), show_default=True,
+              default=Path(api.DEFAULT_STORE), show_default=True,
               help="For run:ID sides: the run store of `pragma-ncu tune`.")
 def triage_command(base: str, new: str, threshold: float, fmt: str, top: int,
                    show_all: bool, kernel_name: str | None, match_by: str, reader: str,
@@ -103,7 +100,7 @@ def _failure(exc: Exception) -> tuple[str, int]:
     return f"{type(exc).__name__}: {exc}", exit_status(exc)
 
 
-def _emit(report: TriageReport, fmt: str, top: int, show_all: bool, drill: bool) -> None:
+def _emit(report: api.TriageReport, fmt: str, top: int, show_all: bool, drill: bool) -> None:
     """The overview, or with --kernel the full detail of the kernel's groups."""
     if fmt == "json":
         emit_json(report.to_json())

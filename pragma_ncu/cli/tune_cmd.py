@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from pragma_ncu import api
+from pragma_ncu.api import bounds, strategies
 from pragma_ncu.cli.common import (
     bounded,
     click_error,
@@ -17,13 +18,8 @@ from pragma_ncu.cli.common import (
 )
 from pragma_ncu.cli.display import progress_display
 from pragma_ncu.cli.pool_options import pool_options
-from pragma_ncu.infra import bounds
 from pragma_ncu.infra.errors import ExitStatus
-from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.infra.store import DEFAULT_NAME
-from pragma_ncu.pool.devices import GpuSelection
 from pragma_ncu.report import tune as tables
-from pragma_ncu.search import strategies
 
 
 class MaxTime(click.ParamType):
@@ -85,7 +81,7 @@ class MaxTime(click.ParamType):
 @click.option("--llm-timeout", type=bounded(bounds.SECONDS), default=120.0, show_default=True,
               help="Seconds one LLM request may take.")
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
-              default=Path(DEFAULT_NAME), show_default=True, help="The run store.")
+              default=Path(api.DEFAULT_STORE), show_default=True, help="The run store.")
 @click.option("--arch", help="Compile for this arch (default: the GPU's).")
 @click.option("--timeout", type=bounded(bounds.SECONDS), default=60.0, show_default=True,
               help="Seconds one measurement may take before its worker is killed.")
@@ -101,7 +97,7 @@ def tune(kernel: Path | None, spec: Path | None, spec_kernel: str | None,
          llm_model: str | None, llm_base_url: str | None, no_llm: bool, llm_timeout: float,
          store_path: Path,
          arch: str | None, timeout: float,
-         require_gpu: bool, gpus: GpuSelection | None, workers: int | None, ray: str | None,
+         require_gpu: bool, gpus: api.GpuSelection | None, workers: int | None, ray: str | None,
          fmt: str) -> None:
     """Make a kernel faster, round by round, and say why at every step.
 
@@ -121,19 +117,17 @@ def tune(kernel: Path | None, spec: Path | None, spec_kernel: str | None,
     """
     if resume_id is None and kernel is None:
         raise click.UsageError("give --kernel FILE (or --resume RUN)")
-    settings = load_settings()
-    llm = None if no_llm else api.llm_config(settings, llm_model, llm_base_url, llm_timeout)
+    llm = api.LLMRequest(llm_model, llm_base_url, llm_timeout, off=no_llm)
     try:
         with user_errors(ValueError, keep=(api.DeviceCheckError,)), \
                 progress_display(fmt == "table" or sys.stderr.isatty()) as show:
-            result = api.tune(kernel, spec_path=spec, shapes=shapes, rounds=rounds,
-                              target=target, patience=patience, budget=budget,
-                              time_budget=time_budget, strategy=strategy, seed=seed, llm=llm,
-                              resume=resume_id, store=store_path, arch=arch, timeout=timeout,
-                              pool=api.PoolRequest(gpus, workers, ray),
-                              retest_rounds=retest_rounds, max_time=max_time,
-                              kernel_name=spec_kernel,
-                              settings=settings,
+            options = api.TuneOptions(
+                shapes=shapes, rounds=rounds, target=target, patience=patience, budget=budget,
+                time_budget=time_budget, strategy=strategy, seed=seed,
+                retest_rounds=retest_rounds, max_time=max_time, kernel_name=spec_kernel,
+                store=store_path, arch=arch, timeout=timeout,
+                pool=api.PoolRequest(gpus, workers, ray))
+            result = api.tune(kernel, options, spec_path=spec, llm=llm, resume=resume_id,
                               progress=show)
     except api.DeviceCheckError as exc:
         click.echo(f"no GPU: {exc.reason}", err=True)

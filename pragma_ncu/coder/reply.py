@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.infra.errors import ExpressionError, SpecError, TemplateError
 from pragma_ncu.spec import expr, template
 from pragma_ncu.spec import file as specfile
 from pragma_ncu.spec.model import rules_of
+from pragma_ncu.targets.rules import SpecRules
 
 CODE_LANGS = {"cuda": False, "cu": False, "cpp": False, "c++": False, "c": False, "jinja": True,
               "jinja2": True}  # fence label -> is a jinja2 template

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pragma_ncu.conductor.accept import UNDECIDED
+from pragma_ncu.conductor.situation import Policy, Situation
 from pragma_ncu.conductor.state import CPU_KEY_METRICS
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.measure.records import Bullet, Citation, KernelState
 from pragma_ncu.measure.roofline import MEMORY
-
-if TYPE_CHECKING:
-    from pragma_ncu.conductor.rules import Policy, Situation
 
 DRAM_PCT = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
 # metric -> (label, unit) of the side-by-side deltas worth a sentence

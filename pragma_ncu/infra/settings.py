@@ -117,6 +117,18 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     )
 
 
+def process_environment() -> dict[str, str]:
+    """A copy of this process's environment, for a child process started with changes (a Ray
+    actor's worker): the one other read of the environment, here beside the settings."""
+    return dict(os.environ)
+
+
+def omp_threads() -> str | None:
+    """OMP_NUM_THREADS as this process has it (None: unset), to hand to a worker on another
+    node, where Ray sets its own."""
+    return os.environ.get("OMP_NUM_THREADS")
+
+
 def _positive(text: str | None) -> int | None:
     """A positive whole number given as text ($COLUMNS), else None."""
     try:

@@ -5,10 +5,10 @@
 re-test of a candidate against the historical best that acceptance rests on.
 """
 
-from pragma_ncu.loop.context import Context, TuneOptions
+from pragma_ncu.loop.context import Context, RunPlan
 from pragma_ncu.loop.results import summary, write_best
 from pragma_ncu.loop.resume import load_state
 from pragma_ncu.loop.rounds import TuneError, run, variant_checker
 
-__all__ = ["Context", "TuneError", "TuneOptions", "load_state", "run", "summary",
+__all__ = ["Context", "RunPlan", "TuneError", "load_state", "run", "summary",
            "variant_checker", "write_best"]

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from pragma_ncu.measure.records import RoundRecord
-from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget
 
 LONG_LAUNCH_US = 1000.0  # a launch this long or longer is re-tested in fewer rounds

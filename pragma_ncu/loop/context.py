@@ -1,6 +1,7 @@
-"""What a tune run works with: its options, what stays fixed for the run (`Context`), what
-changes from round to round (`State`), and the spec each variant is built with (`spec_of`).
-The rounds (`rounds`) and the source moves' side of the loop (`moves`) both read these."""
+"""What a tune run works with: its plan (made from the user's options), what stays fixed for
+the run (`Context`), what changes from round to round (`State`), and the spec each variant is
+built with (`spec_of`). The rounds (`rounds`) and the source moves' side of the loop (`moves`)
+both read these."""
 
 from __future__ import annotations
 
@@ -12,19 +13,22 @@ from typing import Any
 from pragma_ncu.backends.base import Session
 from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.variant import Variant, variant_spec
-from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.conductor.situation import Policy
 from pragma_ncu.diagnose.cite import Knowledge
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.progress import Notice, Progress
 from pragma_ncu.infra.store import Store
 from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
-from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.spec.model import Shape, TaskSpec
 
 
 @dataclass(frozen=True)
-class TuneOptions:
+class RunPlan:
+    """What the loop runs by, made from the user's `api.TuneOptions` (its `plan`): the shapes
+    timed, the conductor's policy, the search's options, the re-test's rounds, the time."""
+
     tuned: tuple[str, ...]  # shapes timed; the spec's others are verified only
     policy: Policy = field(default_factory=Policy)
     search: SearchOptions = field(default_factory=SearchOptions)
@@ -45,7 +49,7 @@ class Context:
     store: Store
     run_id: str
     run_dir: Path
-    options: TuneOptions
+    options: RunPlan
     coder: LLMCoder | None = None
     llm_label: str = "none"  # model@endpoint, never the key
     notice: Notice = lambda _: None

@@ -21,7 +21,7 @@ from pragma_ncu.coder import moves as catalog
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.moves.base import Applied, Refused, Subject
 from pragma_ncu.coder.variant import Variant
-from pragma_ncu.conductor.rules import MoveOption
+from pragma_ncu.conductor.situation import MoveOption
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.loop.context import Context, spec_of

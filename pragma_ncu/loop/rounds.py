@@ -21,7 +21,8 @@ from pragma_ncu.coder.moves.assemble import base_of, base_variant, is_moves
 from pragma_ncu.coder.variant import Variant, original_variant, variant_spec
 from pragma_ncu.conductor import ranges
 from pragma_ncu.conductor.accept import Acceptance, accept, judge
-from pragma_ncu.conductor.rules import MoveOption, Situation, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import MoveOption, Situation
 from pragma_ncu.conductor.state import kernel_state, with_profile
 from pragma_ncu.diagnose.findings import Diagnosis
 from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, PragmaError
@@ -43,8 +44,9 @@ from pragma_ncu.measure.records import (
     RoundRecord,
     verdict_word,
 )
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
 from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Evaluation, Retest, SearchResult
 from pragma_ncu.search.retest import Rounds
 from pragma_ncu.search.serial import Problem

@@ -1,21 +1,30 @@
-"""A device's ceilings, measured once by the worker and cached per device and driver: the copy
-bandwidth (ceilings.json) and each compute unit's rate (compute_ceilings.json)."""
+"""A device's ceilings, measured once by the worker (pragma_ncu.pool.ceilings) and cached per
+device and driver: the copy bandwidth (ceilings.json) and each compute unit's rate
+(compute_ceilings.json); and the datasheet's rates, for comparison."""
 
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pragma_ncu.measure.roofline import DATASHEET_KEYS
 
-if TYPE_CHECKING:  # annotations only: a runner and a device are handed in
-    from pragma_ncu.knowledge.compendium import Compendium
-    from pragma_ncu.pool.runner import Device, Runner
 
-CEILING_BYTES = 1 << 30
+class Datasheet(Protocol):
+    """A GPU's datasheet figures (knowledge.schema.GpuSpec)."""
+
+    @property
+    def values(self) -> Mapping[str, float]: ...
+
+
+class Datasheets(Protocol):
+    """Where datasheets are looked up by GPU name (knowledge.compendium.Compendium)."""
+
+    def gpu(self, name_or_arch: str) -> Datasheet | None: ...
+
 
 
 @dataclass(frozen=True)
@@ -26,26 +35,6 @@ class Ceiling:
     device: str
     measured_at: str
     cached: bool = False
-
-
-def ceiling_for(runner: Runner, harness_cubin: str, cache_file: Path,
-                refresh: bool = False, nbytes: int = CEILING_BYTES) -> Ceiling:
-    """This device's ceiling from the cache, or measured now and cached (a CPU worker copies
-    host memory and needs no harness)."""
-    device = runner.hello()
-    key = device.cache_key
-    cache = read_cache(cache_file)
-    if not refresh and key in cache:
-        return Ceiling(**{**cache[key], "cached": True})
-    answer = runner.call({"op": "ceiling", "harness": harness_cubin, "bytes": nbytes})
-    if not answer.get("ok"):
-        raise RuntimeError(f"measuring the copy ceiling failed: {answer.get('error')}")
-    c = answer["ceiling"]
-    result = Ceiling(gbps=c["gbps"], method=c["method"], methods=c["methods"], device=device.name,
-                     measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    cache[key] = {k: v for k, v in asdict(result).items() if k != "cached"}
-    write_cache(cache_file, cache)
-    return result
 
 
 def write_cache(cache_file: Path, cache: dict) -> None:
@@ -76,17 +65,6 @@ def read_cache(path: Path) -> dict:
 
 
 @dataclass(frozen=True)
-class DeviceCeilings:
-    """What `pragma-ncu ceilings` measured on one device: the device (its worker's DeviceInfo
-    or HostInfo), its name, the copy ceiling and the compute ceilings."""
-
-    device: Device
-    name: str
-    copy: Ceiling
-    compute: ComputeCeiling
-
-
-@dataclass(frozen=True)
 class ComputeCeiling:
     """Measured operations per second of each compute unit (peaks.cu), and the vendor GEMM's
     TFLOP/s for reference; `per_second` keys are roofline.COMPUTE_KINDS' units."""
@@ -96,24 +74,6 @@ class ComputeCeiling:
     device: str
     measured_at: str
     cached: bool = False
-
-
-def compute_ceiling_for(runner: Runner, peaks_cubin: str, cache_file: Path,
-                        refresh: bool = False) -> ComputeCeiling:
-    """This device's compute ceilings from the cache, or measured now and cached (per device
-    and driver, like the copy ceiling)."""
-    device = runner.hello()
-    known = None if refresh else cached_compute(cache_file, device.cache_key)
-    if known is not None:
-        return known
-    answer = runner.call({"op": "compute_ceiling", "peaks": peaks_cubin})
-    if not answer.get("ok"):
-        raise RuntimeError(f"measuring the compute ceilings failed: {answer.get('error')}")
-    c = answer["ceiling"]
-    result = ComputeCeiling(per_second=c["per_second"], vendor_tflops=c["vendor"],
-                            device=device.name, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"))
-    cache_compute(cache_file, device.cache_key, result)
-    return result
 
 
 def cached_compute(cache_file: Path, key: str) -> ComputeCeiling | None:
@@ -140,7 +100,7 @@ def cached_compute_for_device(cache_file: Path, device_name: str) -> ComputeCeil
     return ComputeCeiling(**{**newest, "cached": True})
 
 
-def datasheet_for(device_name: str, knowledge: Compendium) -> dict[str, float]:
+def datasheet_for(device_name: str, knowledge: Datasheets) -> dict[str, float]:
     """The datasheet's rates of this GPU (knowledge/hardware.toml), keyed like the measured
     ones: TFLOP/s per compute unit and `copy_gbps` (its DRAM bandwidth); {} for a GPU not
     listed."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pragma_ncu.infra.errors import NoGPUError, PragmaError
+from pragma_ncu.infra.settings import omp_threads, process_environment
 from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.pool.runner import HELLO_TIMEOUT_S, Runner, WorkerDied
 from pragma_ncu.pool.workers import PoolError, Slot
@@ -85,7 +86,7 @@ class WorkerActor:
                  worker_args: tuple[str, ...]) -> None:
         # the worker's command after the interpreter (its target's), on the node's Python
         command = [sys.executable, *worker_args]
-        env = dict(os.environ)
+        env = process_environment()
         env.pop("OMP_NUM_THREADS", None)  # Ray sets it to the actor's CPUs; the driver's rules
         if omp_threads is not None:
             env["OMP_NUM_THREADS"] = omp_threads
@@ -223,7 +224,7 @@ class RayRunner:
         log.info("%s the Ray actor of %s", "restarting" if self.starts else "starting",
                  self.slot.label)
         actor = self._cls.options(**need).remote(self.timeout_s,
-                                                 os.environ.get("OMP_NUM_THREADS"),
+                                                 omp_threads(),
                                                  self.worker_args)
         try:
             answer = self.ray.get(actor.hello.remote(), timeout=HELLO_TIMEOUT_S)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from pragma_ncu.measure.ceilings import Ceiling, ComputeCeiling, DeviceCeilings
+from pragma_ncu.measure.ceilings import Ceiling, ComputeCeiling
 from pragma_ncu.measure.roofline import COMPUTE_KINDS
+from pragma_ncu.pool.ceilings import DeviceCeilings
 
 
 def ceiling_rows(copy: Ceiling, compute: ComputeCeiling,

@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from pragma_ncu.infra.progress import Meter, Notice, Progress, WorkerCount, quiet
 from pragma_ncu.search import retest as retesting
-from pragma_ncu.search import strategies
 from pragma_ncu.search.calibrate import calibrate
-from pragma_ncu.search.evaluator import Evaluator, Phases
+from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.parallel import PooledEvaluator, run_parallel_search, summaries
 from pragma_ncu.search.per_shape import tune_each_shape
-from pragma_ncu.search.results import Budget, Evaluation, SearchResult, SearchStats
+from pragma_ncu.search.results import Evaluation, SearchResult, SearchStats
 from pragma_ncu.search.serial import (
     Clock,
     PointDone,
@@ -34,20 +34,6 @@ from pragma_ncu.search.serial import (
 )
 from pragma_ncu.search.space import Point, Space, point_key
 from pragma_ncu.spec.model import Shape, TaskSpec
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    strategy: str = "auto"  # one of strategies.choices()
-    budget: Budget = field(default_factory=lambda: Budget(evaluations=200, seconds=None))
-    top_k: int = 5
-    rounds: int = 2  # interleaved re-test rounds (more, up to 4x, while a verdict is undecided)
-    seed: int = 0
-    jobs: int = 1  # parallel compiles
-    phases: Phases | None = None  # None: the target's own (GPU and CPU time differently)
-
-    def __post_init__(self) -> None:
-        strategies.check(self.strategy)  # an unknown name fails before any worker starts
 
 
 def tune_parameters(problem: Problem, evaluator: Evaluator, options: SearchOptions, *,

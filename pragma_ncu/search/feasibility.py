@@ -11,12 +11,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pragma_ncu.backends.rules import LaunchLimits
 from pragma_ncu.build.compile import KernelResources
 from pragma_ncu.infra.errors import ExpressionError, SpecError
 from pragma_ncu.pool.runner import DeviceInfo
 from pragma_ncu.spec import expr
 from pragma_ncu.spec.model import ParamValue, ResolvedLaunch, Shape, TaskSpec, rules_of
+from pragma_ncu.targets.rules import LaunchLimits
 
 WARP = 32
 REG_ALLOC_UNIT = 256  # registers are allocated per warp in chunks of 256 (sm_50 and later)

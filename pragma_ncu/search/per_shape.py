@@ -15,7 +15,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from pragma_ncu.build.compile import BuildResult
 from pragma_ncu.infra.errors import NoGPUError
@@ -23,17 +22,15 @@ from pragma_ncu.infra.progress import Meter, Notice, Progress, WorkerCount
 from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.pool.workers import Lane, PoolError, WorkerPool
 from pragma_ncu.search.evaluator import Evaluator
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.results import SearchResult, WorkerSummary
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Point, point_key
 from pragma_ncu.spec.model import Shape
 
-if TYPE_CHECKING:
-    from pragma_ncu.search.autotune import SearchOptions
-
 # tune_parameters: a problem, its evaluator and options, where to say lines and report phases
-Tune = Callable[[Problem, Evaluator, "SearchOptions", Notice, Progress | None], SearchResult]
+Tune = Callable[[Problem, Evaluator, SearchOptions, Notice, Progress | None], SearchResult]
 
 
 class SharedBuilds:

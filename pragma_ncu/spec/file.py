@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.infra.errors import ExpressionError, SpecError
 from pragma_ncu.measure.roofline import COMPUTE_KINDS
 from pragma_ncu.spec import dtypes, expr
@@ -33,6 +32,7 @@ from pragma_ncu.spec.model import (
     is_dim,
     rules_of,
 )
+from pragma_ncu.targets.rules import SpecRules
 
 _TOP_LEVEL = {"kernel", "params", "launch", "args", "shapes", "tolerance", "reference", "metrics",
               "tune"}

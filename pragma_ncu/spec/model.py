@@ -12,17 +12,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from pragma_ncu.backends.builtin import builtin_rules
-from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.infra.errors import ExpressionError, SpecError
 from pragma_ncu.spec import dtypes, expr
 from pragma_ncu.spec.dtypes import DType
+from pragma_ncu.targets import BUILTIN_RULES
+from pragma_ncu.targets.rules import SpecRules
 
 ParamValue = int | float | bool | str
 
 
 # The rules of targets registered from outside, by name (a built-in target of the same name is
-# replaced); the built-in targets' come from their folders (backends.builtin).
+# replaced); the built-in targets' come from `targets`.
 _registered: dict[str, SpecRules] = {}
 
 
@@ -38,7 +38,7 @@ def unregister_rules(target: str) -> None:
 
 def all_rules() -> tuple[SpecRules, ...]:
     """Every target's rules: the built-in ones (the default first), then the registered."""
-    builtin = tuple(r for r in builtin_rules() if r.target not in _registered)
+    builtin = tuple(r for r in BUILTIN_RULES if r.target not in _registered)
     return (*builtin, *_registered.values())
 
 

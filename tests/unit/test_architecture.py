@@ -35,6 +35,63 @@ def test_no_import_circle_inside_a_package() -> None:
     assert arch.circles(arch.imports(arch.ROOT / "pragma_ncu")) == []
 
 
+# What the command line may import: the API (every command's function and the types its
+# options and results name), the rendering, and the errors' exit statuses (issue 37).
+CLI_MAY_IMPORT = ("", "api", "api.**", "report", "report.**", "infra.errors", "cli", "cli.**")
+
+
+def cli_reaching_past_the_api(found: list[arch.Import]) -> list[str]:
+    return [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})" for i in found
+            if arch.matches(i.module, "cli.**") and i.how != arch.STRING
+            and not any(arch.matches(i.target, p) for p in CLI_MAY_IMPORT)]
+
+
+def test_the_cli_goes_through_the_api() -> None:
+    """ARCHITECTURE.md: a command parses, calls one api function and prints. It imports the
+    api, the report layer and infra.errors, nothing else of the package."""
+    found = cli_reaching_past_the_api(list(arch.imports(arch.ROOT / "pragma_ncu")))
+    assert not found, "the CLI reaches past the API:\n" + "\n".join(found)
+
+
+def environment_reads(root: Path) -> list[str]:
+    """Every read of the process environment (os.environ, os.getenv, `from os import
+    environ`) outside infra/settings.py, the one reader."""
+    out = []
+    for name, path in arch.modules(root).items():
+        if name == "infra.settings":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv",
+                                                                 "environb") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "os":
+                out.append(f"pragma_ncu.{name} line {node.lineno}: os.{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "os" and any(
+                    a.name in ("environ", "getenv", "environb") for a in node.names):
+                out.append(f"pragma_ncu.{name} line {node.lineno}: from os import ...")
+    return out
+
+
+def test_only_the_settings_read_the_environment() -> None:
+    found = environment_reads(arch.ROOT / "pragma_ncu")
+    assert not found, "read the environment outside infra/settings.py:\n" + "\n".join(found)
+
+
+def test_the_cli_and_environment_checks_find_what_they_forbid(tmp_path: Path) -> None:
+    pkg = package(tmp_path, {
+        "cli/__init__.py": "", "cli/main.py": ("from pragma_ncu import api\n"
+                                               "from pragma_ncu.search import space\n"),
+        "search/__init__.py": "", "search/space.py": "import os\nX = os.environ['HOME']\n",
+        "infra/__init__.py": "", "infra/settings.py": "import os\nY = os.getenv('A')\n",
+        "pool/__init__.py": "", "pool/ray.py": "from os import getenv\n",
+        "api/__init__.py": "",
+    })
+    assert cli_reaching_past_the_api(list(arch.imports(pkg))) == [
+        "pragma_ncu.cli.main -> pragma_ncu.search.space (line 2)"]
+    assert sorted(environment_reads(pkg)) == [
+        "pragma_ncu.pool.ray line 1: from os import ...",
+        "pragma_ncu.search.space line 2: os.environ"]
+
+
 def test_a_targets_package_is_only_its_docstring() -> None:
     """Its package module sits at the bottom layer (a data package for importlib.resources
     refers to it from any layer), so it must hold nothing that could reach up."""
@@ -57,13 +114,13 @@ def test_the_worker_names_no_target() -> None:
 
 def test_only_a_targets_folder_names_it() -> None:
     """A target is one folder and one registration: outside backends/<name>/, only the
-    registry (its `target` module, on first use) and backends.builtin (its `rules` module)
+    registry (its `target` module, on first use)
     refer to a target's modules; everything else goes through the Target contract."""
     known = arch.modules(arch.ROOT / "pragma_ncu")
     folders = {name for name, path in known.items()
                if arch.matches(name, "backends.*") and path.name == "__init__.py"}
     assert {"backends.cuda", "backends.cpu"} <= folders
-    allowed = {("backends", arch.DYNAMIC), ("backends.builtin", arch.DYNAMIC)}
+    allowed = {("backends", arch.DYNAMIC)}
     named = [f"pragma_ncu.{i.module} -> pragma_ncu.{i.target} (line {i.line})"
              for i in arch.imports(arch.ROOT / "pragma_ncu")
              for folder in folders
@@ -76,7 +133,7 @@ def test_only_a_targets_folder_names_it() -> None:
 def test_above_the_backends_nothing_branches_on_a_target_name() -> None:
     """The API, the loop, triage, report and the conductor ask a target (or a collector, or
     a source's suffix) what it does; none compares anything with a built-in target's name."""
-    from pragma_ncu.backends.builtin import BUILTIN
+    from pragma_ncu.targets import BUILTIN
 
     found = []
     for name, path in arch.modules(arch.ROOT / "pragma_ncu").items():
@@ -129,7 +186,10 @@ def test_the_checker_finds_an_upward_import(tmp_path: Path) -> None:
     assert "pragma_ncu.loop.rounds (layer 2" in text and "at line 2" in text
 
 
-def test_the_checker_finds_a_cycle_and_ignores_typing_only_imports(tmp_path: Path) -> None:
+def test_the_checker_finds_a_cycle_between_packages_of_every_kind(tmp_path: Path) -> None:
+    """Issue 37: a cycle through imports that run, one closed by an annotation only, and one
+    through a backend's module of a lower layer (the spec reading a target's rules while the
+    backend imports the spec: the circle the per-target packages used to hide)."""
     pkg = package(tmp_path, {
         "search/__init__.py": "", "profile/__init__.py": "",
         "search/space.py": "from pragma_ncu.profile import read\n",
@@ -137,9 +197,16 @@ def test_the_checker_finds_a_cycle_and_ignores_typing_only_imports(tmp_path: Pat
         "coder/__init__.py": "", "knowledge/__init__.py": "",
         "coder/x.py": "from pragma_ncu.knowledge import y\n",
         "knowledge/y.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                           "    from pragma_ncu.coder import x\n"),
+                           "    from pragma_ncu.coder import x\n"),  # coder <-> knowledge
+        "spec/__init__.py": "", "backends/__init__.py": "", "backends/cuda/__init__.py": "",
+        "spec/model.py": "from pragma_ncu.backends.cuda import rules\n",
+        "backends/cuda/rules.py": "",
+        "backends/cuda/session.py": "from pragma_ncu.spec.model import TaskSpec\n",
+        "infra/__init__.py": "", "infra/errors.py": "",  # one way only: no cycle
+        "draft/__init__.py": "", "draft/x.py": "from pragma_ncu.infra import errors\n",
     })
-    assert arch.cycles(arch.imports(pkg)) == [("profile", "search")]
+    assert arch.cycles(arch.imports(pkg)) == [("backends", "spec"), ("coder", "knowledge"),
+                                              ("profile", "search")]
 
 
 def test_a_backend_is_held_to_each_of_its_modules_layers(tmp_path: Path) -> None:
@@ -186,11 +253,16 @@ def test_the_checker_finds_a_circle_inside_a_package(tmp_path: Path) -> None:
         "search/__init__.py": "",
         "search/table.py": "from pragma_ncu.search import vllm\n",
         "search/vllm.py": "from pragma_ncu.search.table import X\n",
-        "report/__init__.py": "",  # an annotation only: no circle
+        "report/__init__.py": "",  # an annotation closes it: a circle too (issue 37)
         "report/a.py": "from pragma_ncu.report import b\n",
         "report/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                         "    from pragma_ncu.report import a\n"),
+        "triage/__init__.py": "",  # one way only: no circle
+        "triage/x.py": "from pragma_ncu.triage import y\n", "triage/y.py": "",
+        "api/__init__.py": "", "api/z.py": 'M = "pragma_ncu.api.w"\n',  # a string: no import
+        "api/w.py": "from pragma_ncu.api import z\n",
     })
     found = list(arch.imports(pkg))
-    assert arch.circles(found) == [("loop.moves", "loop.rounds"), ("search.table", "search.vllm")]
+    assert arch.circles(found) == [("loop.moves", "loop.rounds"), ("report.a", "report.b"),
+                                   ("search.table", "search.vllm")]
     assert arch.cycles(found) == []  # one package each: no cycle between packages

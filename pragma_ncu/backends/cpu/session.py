@@ -12,8 +12,8 @@ from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES, CpuEvaluator, cpu_p
 from pragma_ncu.backends.cpu.profiling import profile_build
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.infra.settings import Settings
-from pragma_ncu.measure.ceilings import ceiling_for
 from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.pool.ceilings import ceiling_for
 from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases

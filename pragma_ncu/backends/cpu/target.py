@@ -18,17 +18,17 @@ from pragma_ncu.backends.base import (
     UsageError,
     ray_pool,
 )
-from pragma_ncu.backends.cpu.rules import RULES
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import Check
-from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.pool.ceilings import DeviceCeilings
 from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
+from pragma_ncu.targets.cpu import RULES
 from pragma_ncu.worker.protocol import TimingConfig
 
 
@@ -97,7 +97,7 @@ class CpuTarget(CFamilyTarget):
         """This host's copy bandwidth and FP32 FMA rate over all its cores."""
         from pragma_ncu.backends.cpu import ceilings
         from pragma_ncu.backends.cpu.evaluator import CEILING_BYTES
-        from pragma_ncu.measure.ceilings import ceiling_for
+        from pragma_ncu.pool.ceilings import ceiling_for
 
         with self.runner(settings, 600) as runner:
             host = runner.hello()

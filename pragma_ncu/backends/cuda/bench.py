@@ -14,7 +14,7 @@ from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.infra.progress import Notice
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import find_nvcc, target_arch
-from pragma_ncu.measure.ceilings import ceiling_for
+from pragma_ncu.pool.ceilings import ceiling_for
 from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Lane, WorkerPool
 from pragma_ncu.spec.file import check_shapes

@@ -7,12 +7,8 @@ from __future__ import annotations
 from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import NvccInfo, find_nvcc
-from pragma_ncu.measure.ceilings import (
-    ComputeCeiling,
-    DeviceCeilings,
-    ceiling_for,
-    compute_ceiling_for,
-)
+from pragma_ncu.measure.ceilings import ComputeCeiling
+from pragma_ncu.pool.ceilings import DeviceCeilings, ceiling_for, compute_ceiling_for
 from pragma_ncu.pool.runner import Runner
 
 

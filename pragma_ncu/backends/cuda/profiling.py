@@ -19,8 +19,8 @@ from pragma_ncu.infra.errors import KernelFailure, NoGPUError, PragmaError, Tool
 from pragma_ncu.infra.progress import Notice
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import find_ncu, find_nvcc, target_arch
-from pragma_ncu.measure.ceilings import ceiling_for
 from pragma_ncu.measure.measurement import Status
+from pragma_ncu.pool.ceilings import ceiling_for
 from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.profile.read import ReportError, read_report
 from pragma_ncu.spec.file import check_shapes

@@ -16,8 +16,8 @@ from pragma_ncu.build.compile import BuildResult
 from pragma_ncu.infra.errors import PragmaError
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.infra.toolchain import NvccInfo, find_nvcc, target_arch
-from pragma_ncu.measure.ceilings import ceiling_for
 from pragma_ncu.measure.roofline import ComputeRate
+from pragma_ncu.pool.ceilings import ceiling_for
 from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.search.evaluator import CompiledEvaluator, Phases

@@ -3,7 +3,6 @@ GPU worker, profiled with Nsight Compute (ncu), diagnosed by ncu's rules."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 from pragma_ncu.backends.base import (
@@ -15,18 +14,18 @@ from pragma_ncu.backends.base import (
     UsageError,
     ray_pool,
 )
-from pragma_ncu.backends.cuda.rules import RULES
 from pragma_ncu.backends.results import BenchReport, ProfileRun
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.infra.errors import KernelFailure, KernelNotFound, NoGPUError, PragmaError
-from pragma_ncu.infra.settings import Settings
+from pragma_ncu.infra.settings import Settings, process_environment
 from pragma_ncu.infra.toolchain import Check
-from pragma_ncu.measure.ceilings import DeviceCeilings
+from pragma_ncu.pool.ceilings import DeviceCeilings
 from pragma_ncu.pool.runner import DeviceInfo, Runner
 from pragma_ncu.pool.workers import Slot, WorkerPool, WorkerRunner
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
+from pragma_ncu.targets.cuda import RULES
 from pragma_ncu.worker.protocol import TimingConfig
 
 
@@ -59,7 +58,7 @@ class CudaTarget(CFamilyTarget):
             return ray_pool(self, request, settings, timeout_s, "gpu",
                             request.gpus.count if request.gpus else None)
         assert request.gpus is not None
-        env = dict(os.environ)  # passed through to the workers, with each one's pin
+        env = process_environment()  # passed through to the workers, with each one's pin
         try:
             chosen = devices.select(request.gpus, devices.list_gpus(settings.python, env))
         except ValueError as exc:

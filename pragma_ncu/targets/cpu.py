@@ -4,7 +4,7 @@ arguments."""
 
 from __future__ import annotations
 
-from pragma_ncu.backends.rules import SpecRules
+from pragma_ncu.targets.rules import SpecRules
 
 RULES = SpecRules(
     "cpu", (".c", ".cc", ".cpp", ".cxx", ".c++"), launch_required=False, c_types_only=True,

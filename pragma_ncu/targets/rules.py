@@ -1,6 +1,6 @@
 """What a target asks of a spec beyond what every spec says: its `SpecRules`, applied by the
-one validator (`spec.file`). A target's own rules live in its folder (`backends/<name>/rules.py`
-for a built-in one), this noun at the bottom so that the spec layer can read them."""
+one validator (`spec.file`). A built-in target's own rules are `targets/<name>.py`; this noun
+sits below the spec so that the spec layer can read them."""
 
 from __future__ import annotations
 

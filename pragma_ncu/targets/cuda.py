@@ -4,7 +4,7 @@ GPU."""
 
 from __future__ import annotations
 
-from pragma_ncu.backends.rules import LaunchLimits, SpecRules
+from pragma_ncu.targets.rules import LaunchLimits, SpecRules
 
 # The same on every architecture since sm_30 (CUDA C++ Programming Guide, "Compute
 # Capabilities"): known without a GPU.
