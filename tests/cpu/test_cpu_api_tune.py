@@ -44,7 +44,7 @@ def test_a_spec_built_in_python_is_tuned_and_resumed(tmp_path: Path) -> None:
     env = {"PRAGMA_NCU_CACHE": str(tmp_path / "cache"),
            "PRAGMA_NCU_PERF": str(tmp_path / "no-perf-here")}
     store = tmp_path / "runs.sqlite"
-    result = api.tune(_spec(), rounds=1, store=store, settings=load_settings(env))
+    result = api.tune(_spec(), api.TuneOptions(rounds=1, store=store), settings=load_settings(env))
     assert result.run_id is not None and len(result.records) == 2, result.summary
     assert result.records[-1].best_after.verified
     decision = result.records[1].decision  # timed for real: faster, or too noisy to decide
@@ -72,8 +72,8 @@ def test_resume_starts_the_workers_the_run_was_started_with(tmp_path: Path) -> N
     env = {"PRAGMA_NCU_CACHE": str(tmp_path / "cache"),
            "PRAGMA_NCU_PERF": str(tmp_path / "no-perf-here")}
     store = tmp_path / "runs.sqlite"
-    result = api.tune(_spec(), rounds=1, store=store, settings=load_settings(env),
-                      pool=api.PoolRequest(workers=2))
+    options = api.TuneOptions(rounds=1, store=store, pool=api.PoolRequest(workers=2))
+    result = api.tune(_spec(), options, settings=load_settings(env))
     assert result.run_id is not None and len(result.records) == 2, result.summary
     assert set(result.records[1].search["workers"]) == {"cpu0", "cpu1"}
     with Store.open(store) as db:

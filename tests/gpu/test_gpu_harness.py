@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,24 +13,14 @@ from pragma_ncu.build import task as tasks
 from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.measure.measurement import Status
-from pragma_ncu.pool.runner import Runner
 from pragma_ncu.spec.file import load_spec
 from pragma_ncu.spec.model import Reference
-from pragma_ncu.worker import serve
 from pragma_ncu.worker.protocol import TimingConfig
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.toml"))
 QUICK = TimingConfig(budget_ms=20.0, min_reps=10)
-
-
-@pytest.fixture(scope="module")
-def runner(gpu_device):  # type: ignore[no-untyped-def]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
-    with Runner(command, timeout_s=60, env=env) as r:
-        yield r
 
 
 @pytest.fixture(scope="module")

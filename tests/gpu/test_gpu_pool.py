@@ -15,7 +15,8 @@ from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.pool import devices
 from pragma_ncu.pool.runner import Runner
 from pragma_ncu.pool.workers import WorkerPool
-from pragma_ncu.search.autotune import SearchOptions, autotune
+from pragma_ncu.search.autotune import autotune
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.space import Space
 from pragma_ncu.spec.file import load_spec

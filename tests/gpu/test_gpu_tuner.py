@@ -4,31 +4,20 @@ device's own limits."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from pragma_ncu import backends
 from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.pool.runner import Runner
-from pragma_ncu.search.autotune import SearchOptions, autotune
+from pragma_ncu.search.autotune import autotune
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.space import Space
 from pragma_ncu.spec.file import load_spec
-from pragma_ncu.worker import serve
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def runner(gpu_device):  # type: ignore[no-untyped-def]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = serve.command(sys.executable, "pragma_ncu.backends.cuda.worker")
-    with Runner(command, timeout_s=60, env=env) as r:
-        yield r
 
 
 def test_small_search_beats_the_naive_default(runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

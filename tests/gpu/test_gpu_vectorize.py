@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.fakes.moves import applied, rendered, spec_of
-from tests.unit.test_moves_vectorize import BIAS, BIAS_ARGS, BIAS_SHAPES, HALF, HALF_ARGS
+from tests.move_kernels.vectorize import BIAS, BIAS_ARGS, BIAS_SHAPES, HALF, HALF_ARGS
 
 pytestmark = pytest.mark.gpu
 

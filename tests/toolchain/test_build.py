@@ -11,19 +11,12 @@ from pragma_ncu.backends.cuda import build as cuda_build
 from pragma_ncu.backends.cuda.build import build, build_many, cache_key
 from pragma_ncu.build import task as tasks
 from pragma_ncu.build.compile import BuildCache, BuildRequest
-from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.spec.file import load_spec
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml")) + sorted(
     (ROOT / "examples" / "faults").glob("*.toml"))
-
-
-@pytest.fixture(scope="module")
-def nvcc():  # type: ignore[no-untyped-def]
-    return find_nvcc(load_settings())
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from pragma_ncu.build import task as tasks
 from pragma_ncu.build.compile import BuildCache, BuildRequest, BuildResult
 from pragma_ncu.infra import sources
 from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.spec.file import load_spec
+from tests.scale_spec import one_block, write_spec
 
 pytestmark = pytest.mark.toolchain
 
@@ -31,34 +31,6 @@ extern "C" __global__ void k(float* y, int n) {
     if (threadIdx.x < n) y[threadIdx.x] = s[(threadIdx.x + 1) % TILE];
 }
 """
-SPEC = """
-[kernel]
-name = "k"
-source = "{source}"
-flags = {flags}
-[params]
-{params}
-[launch]
-grid = ["1"]
-block = ["256"]
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-n = 256
-"""
-
-
-@pytest.fixture(scope="module")
-def nvcc():  # type: ignore[no-untyped-def]
-    return find_nvcc(load_settings())
 
 
 def edit(path: Path, text: str) -> None:
@@ -74,11 +46,12 @@ def smem(result: BuildResult) -> int:
     return result.resources.shared_static
 
 
-def write_spec(folder: Path, source: str, flags: list[str], params: str = "") -> Path:
-    path = folder / "k.toml"
-    path.write_text(SPEC.format(source=source, flags=str(flags).replace("'", '"'),
-                                params=params))
-    return path
+def k_spec(folder: Path, source: str, flags: list[str], params: str = "") -> Path:
+    """k.toml: the kernel k of `source` writing y (n = 256) in one block, with `flags`."""
+    flag_list = str(flags).replace("'", '"')
+    return write_spec(folder, source, file="k.toml", name="k", kernel=f"flags = {flag_list}",
+                      params=params, launch=one_block(256), arrays=(("y", "output"),),
+                      shapes=((None, 256),))
 
 
 def test_header_through_an_include_flag_is_keyed(tmp_path: Path, monkeypatch, nvcc) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +62,7 @@ def test_header_through_an_include_flag_is_keyed(tmp_path: Path, monkeypatch, nv
     header = tmp_path / "inc" / "tile.h"
     edit(header, "#define TILE 32\n")
     (tmp_path / "k.cu").write_text(KERNEL)
-    spec = load_spec(write_spec(tmp_path, "k.cu", ["-Iinc"]))
+    spec = load_spec(k_spec(tmp_path, "k.cu", ["-Iinc"]))
     cache = BuildCache(tmp_path / "cache")
 
     def built() -> BuildResult:
@@ -117,7 +90,7 @@ def test_header_in_a_templates_include_folder_is_keyed(tmp_path: Path, nvcc) -> 
     header = tmp_path / "tpl" / "tile.h"
     edit(header, "#define TILE 64\n")
     (tmp_path / "tpl" / "k.cu.j2").write_text("// block {{ BLOCK }}\n" + KERNEL)
-    spec = load_spec(write_spec(tmp_path / "tpl", "k.cu.j2", [], "BLOCK = 256"))
+    spec = load_spec(k_spec(tmp_path / "tpl", "k.cu.j2", [], "BLOCK = 256"))
     cache = BuildCache(tmp_path / "cache")
 
     def built() -> BuildResult:

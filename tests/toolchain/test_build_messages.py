@@ -12,36 +12,17 @@ import pytest
 
 from pragma_ncu import api
 from pragma_ncu.infra.errors import PragmaError
+from tests.scale_spec import one_block, write_spec
 
 pytestmark = pytest.mark.toolchain
 
-SPEC = """
-[kernel]
-name = "{name}"
-source = "{source}"
-{launch}
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-name = "small"
-n = 64
-"""
-LAUNCH = '[launch]\ngrid = ["1"]\nblock = ["64"]'
 BROKEN = 'extern "C" __global__ void scale(float* y, int n) { int q = ; }\n'
 
 
 def kernel(tmp_path: Path, text: str, name: str = "scale", source: str = "k.cu") -> Path:
     (tmp_path / source).write_text(text)
-    launch = "" if source.endswith((".c", ".cpp")) else LAUNCH
-    (tmp_path / "k.toml").write_text(SPEC.format(name=name, source=source, launch=launch))
+    write_spec(tmp_path, source, file="k.toml", name=name, launch=one_block(64, source),
+               arrays=(("y", "output"),), shapes=(("small", 64),))
     return tmp_path / source
 
 
@@ -99,8 +80,8 @@ def test_nvccs_message_reaches_every_command(tmp_path: Path, settings) -> None: 
     assert said in api.profile(path, settings=settings).problem
     for call in (lambda: api.explain(path, settings=settings),
                  lambda: api.triage(path, path, settings=settings, out=tmp_path / "triage"),
-                 lambda: api.tune(path, settings=settings, store=tmp_path / "runs.sqlite",
-                                  rounds=1)):
+                 lambda: api.tune(path, api.TuneOptions(store=tmp_path / "runs.sqlite", rounds=1),
+                                  settings=settings)):
         with pytest.raises(PragmaError) as info:
             call()
         assert said in str(info.value), str(info.value)

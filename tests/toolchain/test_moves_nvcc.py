@@ -19,8 +19,6 @@ from pragma_ncu.build.compile import BuildCache
 from pragma_ncu.coder.moves import MOVES, Applied
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant, variant_spec
-from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.loop.moves import move_names
 from pragma_ncu.spec.file import load_spec
 from tests.fakes.tuner import H200_LIMITS
@@ -31,11 +29,6 @@ TEMPLATED = ROOT / "tests" / "fixtures" / "moves" / "templated" / "softplus_rows
 KERNELS = sorted([*(ROOT / "examples" / "moves").glob("*.toml"),
                   *(ROOT / "examples" / "moves" / "structural" / "extra").glob("*.toml"),
                   *(p for p in (ROOT / "examples").glob("*.toml")), TEMPLATED])
-
-
-@pytest.fixture(scope="module")
-def nvcc():  # type: ignore[no-untyped-def]
-    return find_nvcc(load_settings())
 
 
 @pytest.mark.parametrize("spec_path", KERNELS, ids=lambda p: p.stem)
@@ -160,7 +153,7 @@ def test_smem_tile_compiles_to_a_staged_tile_and_smem_pad_pads_it(
     """The transpose snippets of the unit tests at each tile: one barrier, the staged loads
     through shared memory; and the tile padded by smem_pad in the next round compiles too."""
     from tests.fakes.moves import applied, rendered
-    from tests.unit import test_moves_tile as snippets
+    from tests.move_kernels import tile as snippets
 
     for make in (snippets.transpose, snippets.affine, snippets.permute, snippets.reverse,
                  snippets.two, snippets.half, snippets.deref):

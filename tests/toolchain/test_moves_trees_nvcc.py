@@ -13,12 +13,10 @@ import pytest
 from pragma_ncu.coder.moves import Applied, by_name
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant
-from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.infra.toolchain import find_nvcc
 from pragma_ncu.spec.file import load_spec
 from tests.fakes.tuner import H200_LIMITS
-from tests.unit import test_moves_block_columns as columns
-from tests.unit import test_moves_block_reduce as reduce
+from tests.move_kernels import block_columns as columns
+from tests.move_kernels import block_reduce as reduce
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,11 +34,6 @@ SNIPPETS: dict[str, list[tuple[str, Any, str, str]]] = {
                       for name, (source, _, block) in columns.SOURCES.items()]}
 ARGS = {"rowsum": reduce.ROW_ARGS, "sumsq": reduce.SUMSQ_ARGS, "lse": reduce.ROW_ARGS,
         "count": reduce.COUNT_ARGS, **{n: a for n, (_, a, _) in columns.SOURCES.items()}}
-
-
-@pytest.fixture(scope="module")
-def nvcc():  # type: ignore[no-untyped-def]
-    return find_nvcc(load_settings())
 
 
 def _compiles(nvcc: Any, text: str, out: Path) -> str:

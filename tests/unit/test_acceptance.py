@@ -12,7 +12,8 @@ import pytest
 
 from pragma_ncu.build.compile import BuildResult
 from pragma_ncu.conductor.accept import UNDECIDED, accept
-from pragma_ncu.conductor.rules import Policy, Situation, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import Policy, Situation
 from pragma_ncu.infra.store import RunRow
 from pragma_ncu.measure.measurement import Measurement
 from pragma_ncu.measure.records import Decision, KernelState, RoundRecord

@@ -3,29 +3,17 @@ recorded search's results.json and a simulated tune run's JSON, as the commands 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 from pragma_ncu import loop
-from tests.unit.test_tune_loop import templated_rig
-from tests.unit.test_tuner_recorded import _replay
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("acceptance_summary",
-                                                  ROOT / "tools" / "acceptance_summary.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.recorded_search import replay
+from tests.tools_loader import load_tool
+from tests.tune_rig import templated_rig
 
 
 def test_every_verdict_is_a_row_with_its_figures(tmp_path: Path) -> None:
-    result, _ = _replay("silu_and_mul", "exhaustive", 500, jitter=1.0, seed=5)
+    result, _ = replay("silu_and_mul", "exhaustive", 500, jitter=1.0, seed=5)
     out = tmp_path / "autotune" / "silu_and_mul"
     out.mkdir(parents=True)
     (out / "results.json").write_text(json.dumps(result.to_json()))
@@ -34,7 +22,7 @@ def test_every_verdict_is_a_row_with_its_figures(tmp_path: Path) -> None:
     (tmp_path / "readme_tune.json").write_text(json.dumps(
         {"summary": loop.summary(rig.ctx, st), "rounds": [r.to_json() for r in st.records]}))
 
-    text = _tool().table(tmp_path)
+    text = load_tool("acceptance_summary").table(tmp_path)
     lines = text.splitlines()
     tune = next(ln for ln in lines if ln.startswith("| tune silu_and_mul round 1 "))
     assert "| accepted |" in tune and "× [" in tune

@@ -41,7 +41,9 @@ def test_every_public_function_checks_its_first_argument(name):
 
 @pytest.mark.parametrize(("call", "words"), [
     (lambda: api.triage("a.json", 3), "argument 'new' takes str | Path, not int 3"),
-    (lambda: api.tune(rounds="5"), "argument 'rounds' takes int, not str '5'"),
+    (lambda: api.tune(options=api.TuneOptions(rounds="5")),
+     "field 'rounds' takes int, not str '5'"),
+    (lambda: api.tune("k.cu", {"rounds": 5}), "argument 'options' takes TuneOptions"),
     (lambda: api.bench("k.cu", shapes="small"), "'shapes' takes a sequence of str | Shape"),
     (lambda: api.bench("k.cu", timeout=True), "'timeout' takes float, not bool True"),
     (lambda: api.bench("k.cu", params={"BLOCK": [1]}), "'params' takes a dict of str to"),

@@ -6,28 +6,25 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor import analysis as explain
 from pragma_ncu.conductor import ranges
 from pragma_ncu.conductor.accept import accept
-from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, Policy, Situation, decide
-from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.measure.records import Decision, KernelState, RangeChange
+from pragma_ncu.conductor.rules import REGISTER_CAP, REGISTER_CAPS, decide
+from pragma_ncu.conductor.situation import Policy
+from pragma_ncu.measure.records import Decision, RangeChange
 from pragma_ncu.search.compare import compare
 from pragma_ncu.search.results import FASTER, Retest, ShapeTime
 from pragma_ncu.spec.model import Param
 from tests.fakes.moves import spec_of
 from tests.fakes.timings import Noise
 from tests.fakes.timings import retest as timed
-from tests.fakes.tune import load_profile
 from tests.fakes.tuner import H200_LIMITS
+from tests.situations import BLOCK, VEC, diagnosis, kernel, situation
 
 # --- F: the acceptance rule ----------------------------------------------------------------
 
@@ -115,36 +112,7 @@ def test_acceptance_property_over_random_retests() -> None:
 # --- G: the decision rules -----------------------------------------------------------------
 
 
-@cache
-def diagnosis(name: str) -> Diagnosis:
-    return diagnose(load_profile(name), Compendium.load())
-
-
-BLOCK = Param("BLOCK", 256, (64, 128, 256, 512, 1024))
-VEC = Param("VEC", 1, (1, 2, 4, 8))
 CAP = Param("MAXRREG", 0, (0, 64), flag="-maxrregcount={}")
-
-
-def kernel(round_: int = 1, us: float = 100.0, fraction: float | None = 0.5,
-           **params: object) -> KernelState:
-    return KernelState(round_, "original", "k", "h", {"BLOCK": 256, "VEC": 4, **params},
-                       {"a": us}, {"a": 1.0}, us, True, ceiling_fraction=fraction)
-
-
-def situation(*, round_: int = 1, best: KernelState | None = None, accepted: bool = True,
-              profile: str = "silu_and_mul", params: tuple[Param, ...] = (BLOCK, VEC),
-              history: tuple[Decision, ...] | None = None, failure: str = "",
-              failure_text: str = "", candidate: KernelState | None = None) -> Situation:
-    best = best or kernel(round_)
-    before = kernel(0, 130.0, 0.4)
-    if history is None:
-        history = tuple(Decision(n, "tune" if n == 0 else "retune", "", accepted=n > 0)
-                        for n in range(round_))
-    cand = None if failure else (candidate or best)
-    return Situation(round_, best, before if round_ else None, cand, accepted,
-                     "beyond the noise" if accepted else "within the noise",
-                     1.3 if accepted else None, diagnosis(profile), params, failure,
-                     failure_text, history)
 
 
 def test_round_zero_searches_the_declared_knobs() -> None:

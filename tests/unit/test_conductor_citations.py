@@ -7,7 +7,8 @@ import pytest
 
 from pragma_ncu.backends.cuda.diagnosis import diagnose
 from pragma_ncu.conductor.analysis import DELTAS, is_metric
-from pragma_ncu.conductor.rules import Policy, Situation, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import Policy, Situation
 from pragma_ncu.conductor.state import KEY_METRICS, with_profile
 from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.measure.records import KernelState

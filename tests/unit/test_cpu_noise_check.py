@@ -3,20 +3,7 @@ rule's and the rule before it), and the kernel it tunes is the bundled CPU examp
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cpu_noise_check",
-                                                  ROOT / "tools" / "cpu_noise_check.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.tools_loader import load_tool
 
 
 def _answer(*decisions: dict) -> dict:
@@ -27,7 +14,7 @@ def _answer(*decisions: dict) -> dict:
 
 
 def test_each_round_verdict_with_its_interval_and_noise() -> None:
-    tool = _tool()
+    tool = load_tool("cpu_noise_check")
     assert tool.KERNEL.is_file() and tool.KERNEL.suffix == ".cpp"
     answer = _answer({"outcome": "accepted", "speedup_vs_best": 4.31,
                       "speedup_interval": [4.26, 4.42], "noise_pct": 9.2},
@@ -42,7 +29,7 @@ def test_each_round_verdict_with_its_interval_and_noise() -> None:
 
 
 def test_answers_of_the_rule_before_and_failures_read_too() -> None:
-    tool = _tool()
+    tool = load_tool("cpu_noise_check")
     old = _answer({"accepted": False, "acceptance": "87.7% faster, within the 2632.6% noise: "
                                                     "the historical best stays"})
     assert tool.verdicts(old).startswith("r1 not accepted: 87.7% faster, within the 2632.6%")

@@ -29,6 +29,7 @@ from pragma_ncu.worker.protocol import (
     ReferenceSpec,
     TimingConfig,
 )
+from tests.cpu_kernels import cpu_kernels
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
 
@@ -92,11 +93,7 @@ def broken(x, y, a, n):
 @pytest.fixture(scope="module")
 def kdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """k.so built from KERNELS, the NumPy references, and a `cuda` package that cannot load."""
-    d = tmp_path_factory.mktemp("cpu_kernels")
-    (d / "k.c").write_text(KERNELS)
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(d / "k.so"), str(d / "k.c")],
-                   check=True, capture_output=True)
-    (d / "ref.py").write_text(REFERENCE)
+    d = cpu_kernels(tmp_path_factory.mktemp("cpu_kernels"), KERNELS, REFERENCE)
     blocker = d / "blocker" / "cuda"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('no CUDA in the CPU worker')\n")

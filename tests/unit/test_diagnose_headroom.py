@@ -14,15 +14,9 @@ import pytest
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.diagnose.causality import MEMORY_LOSSES, rank
 from pragma_ncu.diagnose.findings import Finding
-from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import profile_from_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "roofline"
-
-
-@pytest.fixture(scope="module")
-def knowledge() -> Compendium:
-    return Compendium.load()
 
 
 @pytest.mark.parametrize("rnd, fma_busy", [(1, 0.75), (2, 0.88)])

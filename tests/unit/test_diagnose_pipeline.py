@@ -10,7 +10,6 @@ import pytest
 
 from pragma_ncu.backends import diagnose_in
 from pragma_ncu.backends.cuda.diagnosis.signals import L2_REUSE_RATIO, Signals
-from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import KernelProfile, Profile
 from pragma_ncu.profile.read import read_csv_file
 
@@ -19,11 +18,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "apps" / "pipeline
 # name kernels as mangled, e.g. _Z5scaleILi1EEvPfPKfi for scale<1>.)
 STREAMING = ("5scaleILi1E", "5scaleILi4E", "4axpy", "10relu_block", "8silu_mul", "9gelu_tanh",
              "11clamp_range", "8stencil3", "4polyILi8E")
-
-
-@pytest.fixture(scope="module")
-def knowledge() -> Compendium:
-    return Compendium.load()
 
 
 def _first(side: str, part: str) -> tuple[Profile, KernelProfile]:

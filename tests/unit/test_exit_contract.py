@@ -26,7 +26,7 @@ from pragma_ncu.infra import errors
 from pragma_ncu.infra.errors import ExitStatus, exit_status
 from pragma_ncu.infra.store import Store
 from pragma_ncu.profile.read import ReportError
-from tests.unit.test_trace import _write_run as write_run
+from tests.recorded_run import write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "tests" / "fixtures" / "profiles"

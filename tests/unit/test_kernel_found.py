@@ -14,6 +14,7 @@ from pragma_ncu.build.compile import compiler_excerpt
 from pragma_ncu.draft import check_kernel
 from pragma_ncu.infra.errors import InputError, KernelNotFound
 from pragma_ncu.spec.file import load_spec
+from tests.scale_spec import one_block, write_spec
 
 CUDA = """#include <cuda_fp16.h>
 // typo_kernel appears in this comment only
@@ -26,38 +27,15 @@ static void hidden(float* y) { }
 void conv1d(float* y, const float* x, int n) { }
 int main(void) { return 0; }
 """
-SPEC = """
-[kernel]
-name = "{name}"
-source = "{source}"
-flags = {flags}
-[params]
-{params}
-{launch}
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-n = 64
-"""
-LAUNCH = '[launch]\ngrid = ["1"]\nblock = ["64"]'
 
 
 def spec_for(tmp_path: Path, name: str, text: str, source: str = "k.cu",
              flags: str = "[]", params: str = ""):  # type: ignore[no-untyped-def]
     (tmp_path / source).write_text(text)
-    path = tmp_path / "k.toml"
-    launch = "" if source.endswith((".c", ".cpp")) else LAUNCH
-    path.write_text(SPEC.format(name=name, source=source, flags=flags, params=params,
-                                launch=launch))
-    return load_spec(path)
+    return load_spec(write_spec(tmp_path, source, file="k.toml", name=name,
+                                kernel=f"flags = {flags}", params=params,
+                                launch=one_block(64, source), arrays=(("y", "output"),),
+                                shapes=((None, 64),)))
 
 
 def test_a_missing_kernel_is_named_with_the_kernels_the_file_defines(tmp_path: Path) -> None:

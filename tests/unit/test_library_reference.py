@@ -12,7 +12,6 @@ GPU: tools/gpu_reference_check.py.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import subprocess
 import sys
@@ -41,6 +40,9 @@ from pragma_ncu.worker.protocol import (
     ReferenceSpec,
 )
 from pragma_ncu.worker.reference import ReferenceFailure, run_numpy_reference
+from tests.cpu_kernels import cpu_kernels
+from tests.scale_spec import scale_spec
+from tests.tools_loader import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = ROOT / "tests" / "fakes"
@@ -48,12 +50,7 @@ SHAPE = (3, 5)
 
 
 def fake(library: str) -> ModuleType:
-    path = FAKES / f"fake_{library}" / library / "__init__.py"
-    spec = importlib.util.spec_from_file_location(library, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(FAKES / f"fake_{library}" / library / "__init__.py", library)
 
 
 @pytest.fixture(params=["torch", "cupy"])
@@ -202,30 +199,7 @@ def test_a_missing_library_names_itself_and_the_fallback(name: str,
 
 
 # --- the spec -------------------------------------------------------------------------------
-SPEC = """
-[kernel]
-name = "scale"
-[launch]
-grid = ["ceil_div(n, 256)"]
-block = ["256"]
-[[args]]
-name = "x"
-dtype = "fp32"
-shape = ["n"]
-role = "input"
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "int32"
-role = "scalar"
-value = "n"
-[[shapes]]
-n = 1000
-"""
+SPEC = scale_spec(shapes=((None, 1000),))
 
 
 @pytest.mark.parametrize("library", ["numpy", "torch", "cupy"])
@@ -275,12 +249,7 @@ ARGS = (ResolvedArg("x", "fp32", "input", (N,), 4), ResolvedArg("y", "fp32", "in
 
 @pytest.fixture(scope="module")
 def kdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("torch_cpu")
-    (d / "k.c").write_text(KERNELS)
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(d / "k.so"), str(d / "k.c")],
-                   check=True, capture_output=True)
-    (d / "ref.py").write_text(REFERENCES)
-    return d
+    return cpu_kernels(tmp_path_factory.mktemp("torch_cpu"), KERNELS, REFERENCES)
 
 
 def cpu_worker(first_on_path: Path) -> Runner:
@@ -322,14 +291,8 @@ def test_the_bundled_cupy_references_compute_what_the_numpy_ones_do(
     give examples/reference.py's numbers (the GPU run: tools/gpu_reference_check.py)."""
     monkeypatch.setitem(sys.modules, "cupy", np)
 
-    def load(name: str) -> ModuleType:
-        spec = importlib.util.spec_from_file_location(f"_{name}", ROOT / "examples" / name)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    gpu, host = load("reference_cupy.py"), load("reference.py")
+    gpu, host = (load_module(ROOT / "examples" / name, f"_{name}")
+                 for name in ("reference_cupy.py", "reference.py"))
     rng = np.random.default_rng(0)
     x = rng.normal(size=(7, 18)).astype(np.float32)
     np.testing.assert_array_equal(gpu.silu_and_mul(x, 9), host.silu_and_mul(x, 9))

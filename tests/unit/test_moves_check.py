@@ -4,29 +4,20 @@ traces a run leaves (one made here by the simulated backend) and sets the calibr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 
 from pragma_ncu.spec.file import load_spec
-from tests.unit.test_moves_loop import run
+from tests.tools_loader import load_tool
+from tests.tune_rig import run_moves
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = (ROOT / "tools" / "gpu_moves_check.sh").read_text()
 
 
-def _table() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("moves_table", ROOT / "tools" / "moves_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_script_runs_every_plain_kernel_at_a_shape_of_its_spec() -> None:
-    listed = _table().kernels()
+    listed = load_tool("moves_table").kernels()
     sets = {s for s, _, _ in listed}
     assert sets == {"calibration", "heldout", "blind", "example", "structural", "heldaside",
                     "heldaside2", "extra"}
@@ -63,10 +54,10 @@ def test_the_script_is_bounded_and_runs_two_gpu_streams_without_an_llm() -> None
 
 def test_the_table_reads_the_traces_a_run_leaves(tmp_path: Path) -> None:
     effects = {("PNCU_READONLY", 1): 0.55, ("PNCU_UNROLL", 4): 0.9}
-    _, ctx = run(tmp_path / "sim", "frames_wsum", "fused_add_rmsnorm", effects)
+    _, ctx = run_moves(tmp_path / "sim", "frames_wsum", "fused_add_rmsnorm", effects)
     out = tmp_path / "out"
     (out / "traces").mkdir(parents=True)
-    table = _table()
+    table = load_tool("moves_table")
     table.write_traces(ctx.store.path, out / "traces" / "calibration-frames_wsum")
     assert (out / "traces" / "calibration-frames_wsum.md").read_text().startswith("# Trace")
     assert "<html" in (out / "traces" / "calibration-frames_wsum.html").read_text()
@@ -94,7 +85,7 @@ def test_a_rerun_of_some_kernels_replaces_their_rows(tmp_path: Path) -> None:
                       (rerun, "calibration gamma_lut 130 75 gpu0\n")):
         (out / "traces").mkdir(parents=True)
         (out / "walls.txt").write_text(line)
-    rows = _table().table([first, rerun]).splitlines()
+    rows = load_tool("moves_table").table([first, rerun]).splitlines()
     gamma = next(r for r in rows if r.startswith("| gamma_lut |"))
     assert gamma.endswith("| no trace (75) | 75 |")
     assert "--list" in SCRIPT and '"${@:2}"' in SCRIPT  # the script reruns named kernels

@@ -7,68 +7,22 @@ from __future__ import annotations
 import gzip
 import json
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from pragma_ncu.backends import diagnose_in
-from pragma_ncu.coder.moves import assemble as asm
-from pragma_ncu.coder.variant import original_variant
-from pragma_ncu.conductor.rules import (
-    GENERIC,
-    GENERIC_MOVES,
-    MOVE_MIN_SCORE,
-    MoveOption,
-    Policy,
-    Situation,
-    called_moves,
-    decide,
-)
+from pragma_ncu.conductor.rules import GENERIC, GENERIC_MOVES, MOVE_MIN_SCORE, called_moves, decide
+from pragma_ncu.conductor.situation import MoveOption, Policy, Situation
 from pragma_ncu.diagnose.findings import Diagnosis
-from pragma_ncu.loop.moves import hot_lines, options_of
-from pragma_ncu.measure.records import Decision, KernelState, MoveChoice, RangeChange
+from pragma_ncu.measure.records import Decision, MoveChoice, RangeChange
 from pragma_ncu.profile.profiles import profile_from_json
 from pragma_ncu.spec.file import load_spec
 from pragma_ncu.spec.model import TaskSpec
-from tests.corpus_eval import EXPECTED, collection, knowledge
-from tests.fakes.tuner import H200_LIMITS
+from tests.corpus_eval import knowledge
+from tests.corpus_moves import baseline, moves_of, read, situation
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@cache
-def read(name: str) -> tuple[Diagnosis, tuple[MoveOption, ...], tuple]:  # type: ignore[type-arg]
-    """The recorded profile's diagnosis and the moves read against the kernel's source."""
-    profile, kernel = collection("ours")[name]
-    diagnosis = diagnose_in(profile, kernel, knowledge())
-    spec = load_spec((ROOT / "examples" / "corpus" / str(EXPECTED[name]["spec"])).resolve())
-    registers = kernel.value("launch__registers_per_thread")
-    return diagnosis, moves_of(spec, diagnosis, int(registers) if registers else None), \
-        spec.params
-
-
-def moves_of(spec: TaskSpec, diagnosis: Diagnosis, registers: int | None
-             ) -> tuple[MoveOption, ...]:
-    """The moves read against the spec's kernel at its defaults, with the profile's hot lines."""
-    point = spec.default_params()
-    base = asm.base_of(original_variant(spec), spec, point)
-    return options_of(asm.subject_of(base, spec, point, hot_lines(diagnosis, base.filename),
-                                     registers, H200_LIMITS))
-
-
-def baseline(fraction: float) -> KernelState:
-    """The original at round 0, verified, at `fraction` of its roofline."""
-    return KernelState(0, "original", "k", "h", {}, {"main": 100.0}, {"main": 1.0}, 100.0, True,
-                       ceiling_fraction=fraction)
-
-
-def situation(name: str, round_: int = 0, history: tuple[Decision, ...] = (),
-              fraction: float = 0.5, accepted: bool = False) -> Situation:
-    diagnosis, options, params = read(name)
-    best = baseline(fraction)
-    return Situation(round_, best, best if round_ else None, best if round_ else None, accepted,
-                     "", None, diagnosis, params, history=history, moves=options)
 
 
 @pytest.mark.parametrize(("kernel", "moves"), [

@@ -9,7 +9,10 @@ from pathlib import Path
 
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.moves import by_name
-from pragma_ncu.conductor.rules import Policy, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import Policy
+from tests.corpus_eval import knowledge
+from tests.corpus_moves import situation
 from tests.fakes.moves import applied, base_of, refused, spec_of, subject, variant
 
 ELEMENTWISE = """extern "C" __global__ void k(float* y, const float* x, int n)
@@ -95,8 +98,6 @@ def test_it_composes_with_coarsen_and_clashes_with_launch_bounds(tmp_path: Path)
 def test_the_conductor_calls_for_them_on_a_recorded_small_grid() -> None:
     """copy_few_blocks (the corpus, H200): a grid-stride float4 copy on a fixed NBLK-block grid
     of 512 threads, diagnosed small_grid: both launch moves are called for, for that finding."""
-    from tests.unit.test_moves_conductor import knowledge, situation
-
     d = decide(situation("copy_few_blocks"), Policy(), knowledge())
     assert d.action == "moves", d.reason
     assert {c.move for c in d.moves} >= {"grid_size", "block_size"}

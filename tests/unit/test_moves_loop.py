@@ -5,56 +5,22 @@ recording with planted move effects, their profiles recorded ncu pages. Each tes
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pragma_ncu import loop
-from pragma_ncu.conductor.rules import GENERIC, Policy
-from pragma_ncu.infra.store import Store
-from pragma_ncu.loop.context import Context, State, TuneOptions
+from pragma_ncu.conductor.rules import GENERIC
 from pragma_ncu.measure.measurement import Status
 from pragma_ncu.measure.traces import load_trace
 from pragma_ncu.report.trace import render_html, render_markdown
-from pragma_ncu.search.autotune import SearchOptions
-from pragma_ncu.search.results import Budget, Evaluation
-from pragma_ncu.spec.file import load_spec
-from tests.fakes.tune import SimBackend, load_profile, text_hash
-from tests.fakes.tuner import measurement
-from tests.unit.test_tune_loop import compendium
-
-ROOT = Path(__file__).resolve().parents[2]
-MOVES = ROOT / "examples" / "moves"
-SEARCH = SearchOptions(strategy="exhaustive", budget=Budget(evaluations=60), top_k=2, rounds=2)
-
-
-def base_recording(us: float = 100.0) -> list[Evaluation]:
-    """The kernel as written (no parameters): one point, verified at both shapes."""
-    return [Evaluation(0, {}, "ok", measurements=(measurement("main", us),),
-                       checked=(measurement("odd", 1.0),), registers=32, compile_s=0.5)]
-
-
-def run(tmp: Path, name: str, profile: str, effects: dict[tuple[str, Any], Any],
-        after: dict[tuple[tuple[str, Any], ...], str] | None = None,
-        checks: dict[tuple[str, Any], str] | None = None) -> tuple[State, Context]:
-    spec = load_spec(MOVES / f"{name}.toml")
-    source = spec.source_path.read_text()
-    backend = SimBackend({text_hash(source): base_recording()},
-                         {text_hash(source): load_profile(profile)}, move_effects=effects,
-                         move_profiles=after or {}, move_checks=checks or {})
-    store = Store.open(tmp / "runs.sqlite")
-    run_id = store.create_run(spec.kernel_name, str(spec.spec_path), {}, backend.device)
-    ctx = Context(spec, tomllib.loads(spec.spec_path.read_text()), spec.spec_path.read_text(),
-                  backend, compendium(), store, run_id, tmp / "run",
-                  TuneOptions(("main",), Policy(max_rounds=4), SEARCH, side_rounds=2))
-    return loop.run(ctx), ctx
+from tests.tune_rig import run_moves
 
 
 def test_readonly_and_unroll_are_searched_together_and_the_best_is_plain_source(
         tmp_path: Path) -> None:
     effects = {("PNCU_READONLY", 1): 0.55, ("PNCU_UNROLL", 4): 0.9, ("PNCU_UNROLL", 8): 0.93}
     done = {(("PNCU_READONLY", 1), ("PNCU_UNROLL", 4)): "bandwidth_ok"}
-    st, ctx = run(tmp_path, "frames_wsum", "fused_add_rmsnorm", effects, done)
+    st, ctx = run_moves(tmp_path, "frames_wsum", "fused_add_rmsnorm", effects, done)
 
     assert [r.action for r in st.records][:2] == ["baseline", "moves"]
     first = st.records[0].decision
@@ -94,8 +60,8 @@ def test_a_move_that_never_verifies_is_dropped_and_the_other_wins(tmp_path: Path
         ("PNCU_FAST_MATH", "use_fast_math"): Status.WRONG_ANSWER,
         ("PNCU_FAST_MATH", "ftz=true -prec-div=false -prec-sqrt=false"): Status.WRONG_ANSWER,
         ("PNCU_COARSEN", 8): 0.4, ("PNCU_COARSEN", 16): 0.42, ("PNCU_COARSEN", 4): 0.5}
-    st, ctx = run(tmp_path, "gamma_lut", "merge_attn_states_lse", effects,
-                  {(("PNCU_COARSEN", 8), ("PNCU_FAST_MATH", "")): "bandwidth_ok"})
+    st, ctx = run_moves(tmp_path, "gamma_lut", "merge_attn_states_lse", effects,
+                        {(("PNCU_COARSEN", 8), ("PNCU_FAST_MATH", "")): "bandwidth_ok"})
 
     moved = st.records[1]
     assert [c.move for c in st.records[0].decision.moves] == ["coarsen", "fast_math"]
@@ -112,8 +78,9 @@ def test_a_move_that_never_verifies_is_dropped_and_the_other_wins(tmp_path: Path
 
 
 def test_a_move_that_does_not_compile_is_dropped_before_the_search(tmp_path: Path) -> None:
-    st, _ = run(tmp_path, "frames_wsum", "fused_add_rmsnorm", {("PNCU_READONLY", 1): 0.6},
-                checks={("PNCU_UNROLL", 8): "k.cu(9): error: planted"})
+    st, _ = run_moves(tmp_path, "frames_wsum", "fused_add_rmsnorm",
+                      {("PNCU_READONLY", 1): 0.6},
+                      checks={("PNCU_UNROLL", 8): "k.cu(9): error: planted"})
     moved = st.records[1]
     trials = {t.move: t for t in moved.moves}
     assert trials["unroll"].status == "dropped"
@@ -125,7 +92,7 @@ def test_a_move_that_does_not_compile_is_dropped_before_the_search(tmp_path: Pat
 
 def test_the_trace_shows_each_move_its_finding_knobs_effect_and_diff(tmp_path: Path) -> None:
     effects = {("PNCU_READONLY", 1): 0.55, ("PNCU_UNROLL", 4): 0.9}
-    st, ctx = run(tmp_path, "frames_wsum", "fused_add_rmsnorm", effects)
+    st, ctx = run_moves(tmp_path, "frames_wsum", "fused_add_rmsnorm", effects)
     trace = load_trace(ctx.store, ctx.run_id)
     md = render_markdown(trace)
     assert "### Source moves" in md

@@ -16,35 +16,8 @@ from pragma_ncu.coder.variant import original_variant
 from pragma_ncu.spec import expr
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, refused, rendered, spec_of, variant
+from tests.move_kernels.row_team import ROW_ARGS, ROW_SHAPES, SOFTMAX, softmax
 
-# a thread per row: a max, a sum of what it stores, a normalization that reads it back, and
-# a store of the row's own
-SOFTMAX = """#include <math.h>
-extern "C" __global__ void k(const float* x, float* out, float* sums, int N, int C)
-{
-    int r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= N) return;
-    const float* xr = x + (long long)r * C;
-    float* o = out + (long long)r * C;
-    float m = -INFINITY;
-    for (int j = 0; j < C; ++j) {
-        if (xr[j] > m) m = xr[j];
-    }
-    double s = 0.0;
-    for (int j = 0; j < C; ++j) {
-        o[j] = expf(xr[j] - m);
-        s += o[j];
-    }
-    for (int j = 0; j < C; ++j) o[j] /= (float)s;
-    sums[r] = (float)s;
-}
-"""
-ROW_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["N", "C"], "role": "input"},
-            {"name": "out", "dtype": "fp32", "shape": ["N", "C"], "role": "output"},
-            {"name": "sums", "dtype": "fp32", "shape": ["N"], "role": "output"},
-            {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"},
-            {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
-ROW_SHAPES = [{"name": "main", "N": 8192, "C": 1024}, {"name": "odd", "N": 37, "C": 101}]
 # a thread per column, two loops down it, a value between them, the guard holding the work
 COLUMNS = """extern "C" __global__ void k(const float* x, float* mean, float* var, int N, int C)
 {
@@ -70,10 +43,6 @@ COLUMN_ARGS = [{"name": "x", "dtype": "fp32", "shape": ["N", "C"], "role": "inpu
                {"name": "N", "dtype": "int32", "role": "scalar", "value": "N"},
                {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
 COLUMN_SHAPES = [{"name": "main", "N": 4096, "C": 2048}, {"name": "odd", "N": 45, "C": 301}]
-
-
-def softmax(tmp: Path, source: str = SOFTMAX):  # type: ignore[no-untyped-def]
-    return spec_of(tmp, source, args=ROW_ARGS, shapes=ROW_SHAPES, grid=("ceil_div(N, 256)",))
 
 
 def columns(tmp: Path, source: str = COLUMNS):  # type: ignore[no-untyped-def]

@@ -18,20 +18,21 @@ from pragma_ncu.build import task as tasks
 from pragma_ncu.coder.moves import MOVES, Applied
 from pragma_ncu.coder.moves import assemble as asm
 from pragma_ncu.coder.variant import original_variant, variant_spec
-from pragma_ncu.conductor.rules import MoveOption, Policy, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import MoveOption, Policy
 from pragma_ncu.infra.errors import TemplateError
 from pragma_ncu.infra.store import Store
-from pragma_ncu.loop.context import Context, TuneOptions
+from pragma_ncu.loop.context import Context, RunPlan
 from pragma_ncu.loop.moves import MovePlan, options_of
 from pragma_ncu.measure.records import MoveTrial
-from pragma_ncu.search.autotune import SearchOptions
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.spec.file import load_spec, parse_spec
 from pragma_ncu.spec.template import instantiate
 from tests.fakes.tune import SimBackend, load_profile, text_hash
 from tests.fakes.tuner import H200_LIMITS, measurement
-from tests.unit.test_conductor import situation
-from tests.unit.test_tune_loop import compendium
+from tests.situations import situation
+from tests.tune_rig import compendium
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "tests" / "fixtures" / "moves" / "templated" / "softplus_rows.toml"
@@ -107,7 +108,7 @@ def test_the_loop_searches_moves_beside_the_template_parameters(tmp_path: Path) 
                            rounds=2)
     ctx = Context(spec, tomllib.loads(KERNEL.read_text()), KERNEL.read_text(), backend,
                   compendium(), store, run_id, tmp_path / "run",
-                  TuneOptions(("main",), Policy(max_rounds=4), search, side_rounds=2))
+                  RunPlan(("main",), Policy(max_rounds=4), search, side_rounds=2))
     st = loop.run(ctx)
 
     actions = [r.action for r in st.records]

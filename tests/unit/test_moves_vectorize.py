@@ -18,6 +18,7 @@ from pragma_ncu.coder.variant import original_variant
 from pragma_ncu.spec import expr
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, refused, rendered, spec_of, variant
+from tests.move_kernels.vectorize import BIAS, BIAS_ARGS, BIAS_SHAPES, HALF, HALF_ARGS
 
 GELU = """#include <math.h>
 extern "C" __global__ void k(float* y, const float* x, int n)
@@ -28,35 +29,6 @@ extern "C" __global__ void k(float* y, const float* x, int n)
     y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
 }
 """
-# The guard holding the work, an access through another index left as it is, a store under a
-# condition (the old values must survive where it does not store).
-BIAS = """extern "C" __global__ void k(float* y, const float* x, const float* bias, int n, int C)
-{
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        const float v = x[i] + bias[i % C];
-        if (v > 0.0f)
-            y[i] = v;
-    }
-}
-"""
-BIAS_ARGS = [{"name": "y", "dtype": "fp32", "shape": ["n"], "role": "inout"},
-             {"name": "x", "dtype": "fp32", "shape": ["n"], "role": "input"},
-             {"name": "bias", "dtype": "fp32", "shape": ["C"], "role": "input"},
-             {"name": "n", "dtype": "int32", "role": "scalar", "value": "n"},
-             {"name": "C", "dtype": "int32", "role": "scalar", "value": "C"}]
-BIAS_SHAPES = [{"name": "main", "n": 1 << 20, "C": 768}, {"name": "odd", "n": 1001, "C": 7}]
-HALF = """#include <cuda_fp16.h>
-extern "C" __global__ void k(__half* y, const __half* x, int n)
-{
-    int i = threadIdx.x + blockDim.x * blockIdx.x;
-    if (i >= n) return;
-    y[i] = __hmul(x[i], x[i]);
-}
-"""
-HALF_ARGS = [{"name": "y", "dtype": "fp16", "shape": ["n"], "role": "output"},
-             {"name": "x", "dtype": "fp16", "shape": ["n"], "role": "input"},
-             {"name": "n", "dtype": "int32", "role": "scalar", "value": "n"}]
 
 
 def test_vectorize_loads_computes_in_registers_and_stores_as_vectors(tmp_path: Path) -> None:

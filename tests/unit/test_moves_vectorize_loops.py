@@ -14,7 +14,7 @@ from pragma_ncu.coder.moves import Applied, by_name
 from pragma_ncu.coder.moves import assemble as asm
 from tests.fakes import cuda_on_cpu
 from tests.fakes.moves import applied, next_round, refused, rendered, spec_of
-from tests.unit.test_moves_row_team import softmax
+from tests.move_kernels.row_team import softmax
 
 # a block per row: its threads share the loops by blockDim.x
 BLOCK_ROWS = """extern "C" __global__ void k(const float* x, const float* w, float* out, float* ss,

@@ -98,10 +98,10 @@ def test_the_api_refuses_them_naming_the_argument_and_the_range(
         tmp_path: Path, arguments: dict[str, float]) -> None:
     store = tmp_path / "state" / "runs.sqlite"
     with pytest.raises(ArgumentError) as info:
-        api.tune(KERNEL, store=store, **arguments)  # type: ignore[arg-type]
+        api.tune(KERNEL, api.TuneOptions(store=store, **arguments))  # type: ignore[arg-type]
     (name, value), = arguments.items()
     assert isinstance(info.value, InputError)
-    assert f"tune(): argument {name!r} takes " in str(info.value)
+    assert f"TuneOptions(): field {name!r} takes " in str(info.value)
     assert not store.parent.exists()
 
 

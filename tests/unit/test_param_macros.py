@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from pragma_ncu import api
 from pragma_ncu.cli.main import cli
 from pragma_ncu.infra.errors import InputError, ParamNameClash
-from tests.scale_spec import LAUNCH, scale_spec
+from tests.scale_spec import LAUNCH, write_spec
 
 PROBE = """extern "C" __global__ void scale(const float* x, float* y, int n) {
     int block_size = blockDim.x;
@@ -26,8 +26,7 @@ PROBE = """extern "C" __global__ void scale(const float* x, float* y, int n) {
 def write(tmp_path: Path, source: str, params: str, *, name: str = "scale.cu",
           kernel: str = "", launch: str = LAUNCH) -> Path:
     (tmp_path / name).write_text(source)
-    (tmp_path / "scale.toml").write_text(scale_spec(name, kernel=kernel, params=params,
-                                                    launch=launch))
+    write_spec(tmp_path, name, kernel=kernel, params=params, launch=launch)
     return tmp_path / name
 
 

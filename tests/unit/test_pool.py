@@ -11,7 +11,8 @@ import pytest
 
 from pragma_ncu.infra.errors import NoGPUError
 from pragma_ncu.pool.workers import PoolError, same_uuid
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem

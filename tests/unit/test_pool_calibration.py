@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.pool.calibration import SLOWER_BY, DeviceFigure, judge
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space
 from tests.fakes.pool import FakeGpu, FakeGpuEvaluator, fake_pool
 from tests.fakes.tuner import synthetic_spec
+from tests.tools_loader import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 BEST = "BLOCK=256,ROWS=1,VEC=8"
@@ -99,17 +101,6 @@ def test_gpus_within_the_threshold_all_search_and_are_calibrated_once(tmp_path: 
 # --- tools/gpu_calibration_check.sh and its table ---------------------------------------------
 
 
-def _summary_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("calibration_summary",
-                                                  ROOT / "tools" / "calibration_summary.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_gpu_check_table_reads_what_autotune_writes(tmp_path: Path, capsys) -> None:
     import json
 
@@ -120,7 +111,7 @@ def test_the_gpu_check_table_reads_what_autotune_writes(tmp_path: Path, capsys) 
         [result] = _search(tmp_path / name, gpus, [], budget=8)
         (out / name).mkdir(parents=True)
         (out / name / "results.json").write_text(json.dumps(result.to_json()))
-    summary = _summary_module()
+    summary = load_tool("calibration_summary")
     assert summary.main(["calibration_summary.py", str(out)]) == 0
     printed = capsys.readouterr().out
     rows = [[c.strip() for c in line.strip().strip("|").split("|")]

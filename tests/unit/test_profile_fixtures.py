@@ -19,7 +19,6 @@ from pragma_ncu.cli.main import cli
 from pragma_ncu.diagnose.cite import metric_names
 from pragma_ncu.infra.errors import ToolchainError
 from pragma_ncu.infra.settings import load_settings
-from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.profile.profiles import Profile, profile_from_json
 from pragma_ncu.profile.read import ReportError, read_csv_folder, read_report
 
@@ -34,11 +33,6 @@ def recorded(name: str) -> Profile:
     """The profile.json the ncu_report reader produced on the GPU machine."""
     return profile_from_json(json.loads(gzip.decompress(
         (FIXTURES / name / "profile.json.gz").read_bytes())))
-
-
-@pytest.fixture(scope="module")
-def knowledge() -> Compendium:
-    return Compendium.load()
 
 
 def test_every_example_and_planted_kernel_has_a_fixture():

@@ -24,7 +24,8 @@ from pragma_ncu.infra.progress import (
     logged,
     notes,
 )
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem
 from pragma_ncu.search.space import Space

@@ -4,25 +4,15 @@ measured: the same kernels, shapes and exhaustive spaces."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 
 from pragma_ncu.search.space import Space
 from pragma_ncu.spec.file import load_spec, spec_path_for
+from tests.tools_loader import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _summary() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("redesign_summary",
-                                                  ROOT / "tools" / "redesign_summary.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _state(times: dict[str, float]) -> dict:
@@ -43,7 +33,7 @@ def test_the_table_reads_the_tune_and_autotune_outputs(tmp_path: Path) -> None:
                     "incumbent": {"point": {"BLOCK": 256}, "objective": 133.9},
                     "speedup": 1.771},
         "stats": {"evaluated": 72, "space_size": 72, "wall_s": 33.2}}))
-    lines = _summary().table(tmp_path).splitlines()
+    lines = load_tool("redesign_summary").table(tmp_path).splitlines()
     assert lines[2].startswith("| tune silu_and_mul (README) | 134.89 → 75.48 µs | 1.79× | "
                                "BLOCK=512,ROWS=1,VEC=8 | 1 rounds; reached 100.5%")
     assert "| autotune silu_and_mul | 133.90 → 75.60 µs | 1.77× | BLOCK=512,ROWS=1,VEC=8 | "\
@@ -65,4 +55,4 @@ def test_the_script_runs_the_kernels_the_docs_measured() -> None:
         assert {"llama-7b", "llama-13b", "llama-70b"} <= {s.name for s in spec.shapes}
         sizes[spec.kernel_name] = Space.from_spec(spec).size
     assert sizes == {"silu_and_mul": 72, "fused_add_rmsnorm": 40, "merge_attn_states_lse": 96}
-    assert set(sizes) == set(_summary().AUTOTUNE_DOC)
+    assert set(sizes) == set(load_tool("redesign_summary").AUTOTUNE_DOC)

@@ -17,7 +17,7 @@ from pragma_ncu.infra.errors import InputError, ReferenceCheckError
 from pragma_ncu.spec.file import load_spec
 from pragma_ncu.worker.inputs import drawn
 from pragma_ncu.worker.reference import check_reference
-from tests.scale_spec import LAUNCH, scale_spec
+from tests.scale_spec import LAUNCH, write_spec
 
 CUDA = ('extern "C" __global__ void scale(const float* x, float* y, int n) {\n'
         '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2 * x[i];\n}\n')
@@ -31,10 +31,9 @@ def kernel(tmp_path: Path, reference: str | None = GOOD, *, target: str = "cuda"
     """A kernel, its spec and (unless None) its reference file; the kernel's path."""
     source = "scale.cu" if target == "cuda" else "scale.c"
     (tmp_path / source).write_text(CUDA if target == "cuda" else C)
-    (tmp_path / "scale.toml").write_text(scale_spec(
-        source, dtype=dtype, launch=LAUNCH if target == "cuda" else "",
-        shapes=(("big", 100000), ("odd", 37)),
-        tail=f'[reference]\nfunction = "{function}"\nlibrary = "{library}"'))
+    write_spec(tmp_path, source, dtype=dtype, launch=LAUNCH if target == "cuda" else "",
+               shapes=(("big", 100000), ("odd", 37)),
+               tail=f'[reference]\nfunction = "{function}"\nlibrary = "{library}"')
     if reference is not None:
         (tmp_path / "reference.py").write_text(reference)
     return tmp_path / source

@@ -26,8 +26,8 @@ def handed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The pool each run is handed, instead of running it."""
     got: list[Any] = []
 
-    def run(task, config, run_id, *rest):  # rest: db (or start), store, llm, arch, timeout, pool
-        got.append((config, rest[5]))
+    def run(task, config, options, run_id, *rest):  # rest: start, llm, settings, progress
+        got.append((config, options.pool))
         return api.TuneResult(run_id)
     monkeypatch.setattr(tuning, "_run", run)
     return got
@@ -36,7 +36,7 @@ def handed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def _interrupted(tmp: Path, pool: PoolRequest | None, handed: list[Any]) -> tuple[Path, str]:
     """A run started (through the API, as the command does) with `pool`, then interrupted."""
     store = tmp / "runs.sqlite"
-    api.tune(KERNEL, store=store, pool=pool)
+    api.tune(KERNEL, api.TuneOptions(store=store, pool=pool))
     config, _ = handed.pop()
     with Store.open(store) as db:
         run_id = db.create_run("silu_and_mul", config["spec"], config, "GPU")
@@ -60,7 +60,8 @@ def test_a_resumed_run_measures_on_the_gpus_it_started_with(tmp_path: Path,
     started = PoolRequest(GpuSelection(ordinals=(0, 2)))
     store, run_id = _interrupted(tmp_path, started, handed)
     said: list[str] = []
-    api.tune(resume=run_id, store=store, pool=PoolRequest(), progress=lambda e: said.append(e.text))
+    api.tune(options=api.TuneOptions(store=store, pool=PoolRequest()), resume=run_id,
+             progress=lambda e: said.append(e.text))
     assert handed[-1][1] == started  # the command line gives an empty request: not given
     assert "pool: the run's --gpus 0,2 (give --gpus, --workers or --ray to change it)" in said
 
@@ -70,7 +71,8 @@ def test_pool_options_given_with_resume_replace_the_runs_whole(tmp_path: Path,
     store, run_id = _interrupted(tmp_path, PoolRequest(GpuSelection(), None, "auto"), handed)
     said: list[str] = []
     given = PoolRequest(GpuSelection(count=2))
-    api.tune(resume=run_id, store=store, pool=given, progress=lambda e: said.append(e.text))
+    api.tune(options=api.TuneOptions(store=store, pool=given), resume=run_id,
+             progress=lambda e: said.append(e.text))
     assert handed[-1][1] == given  # --gpus 2 alone: the run's --ray is not kept
     assert said[0] == "pool: --gpus 2 as given, instead of the run's --gpus all --ray auto"
 
@@ -78,5 +80,6 @@ def test_pool_options_given_with_resume_replace_the_runs_whole(tmp_path: Path,
 def test_a_run_without_a_pool_resumes_on_one_worker(tmp_path: Path, handed: list[Any]) -> None:
     store, run_id = _interrupted(tmp_path, None, handed)
     said: list[str] = []
-    api.tune(resume=run_id, store=store, progress=lambda e: said.append(e.text))
+    api.tune(options=api.TuneOptions(store=store), resume=run_id,
+             progress=lambda e: said.append(e.text))
     assert handed[-1][1] is None and not any(s.startswith("pool:") for s in said)

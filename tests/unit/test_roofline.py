@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from pragma_ncu.conductor.rules import Policy, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import Policy
 from pragma_ncu.conductor.state import kernel_state, roofline_fraction
 from pragma_ncu.measure.roofline import MEMORY, ComputeRate, attainable
 from pragma_ncu.search.results import Retest, ShapeTime
-from tests.unit.test_conductor import situation
+from tests.situations import situation
 
 PEAKS = {"fp32_fma": 60e12, "fp16_tensor": 600e12}
 

@@ -37,9 +37,9 @@ def test_a_bad_shape_or_a_missing_kernel_leaves_no_store(toy: None, kernel: Path
                                                          tmp_path: Path) -> None:
     store = tmp_path / "state" / "runs.sqlite"
     with pytest.raises(InputError):
-        api.tune(kernel, shapes=["no-such-shape"], store=store)
+        api.tune(kernel, api.TuneOptions(shapes=["no-such-shape"], store=store))
     with pytest.raises(InputError, match="kernel file not found"):
-        api.tune(tmp_path / "none.toy", store=store)
+        api.tune(tmp_path / "none.toy", api.TuneOptions(store=store))
     assert not store.parent.exists()
 
 
@@ -54,7 +54,7 @@ def test_a_run_that_fails_in_round_0_is_recorded_and_resumes(toy: None, kernel: 
         (run,) = db.runs()
         assert run.status == "failed" and "does not build" in run.summary["error"]
     kernel.write_text(good)
-    resumed = api.tune(resume=run.id, store=store, rounds=1)
+    resumed = api.tune(options=api.TuneOptions(store=store, rounds=1), resume=run.id)
     assert resumed.run_id == run.id and resumed.records[0].action == "baseline"
     with Store.open(store) as db:
         assert db.resolve(run.id).status == "done"
@@ -76,15 +76,15 @@ def test_a_run_interrupted_in_round_0_resumes_from_round_0(
         (run,) = db.runs()
         assert run.status == "interrupted"
     monkeypatch.setattr(loop.rounds, "baseline", real)
-    resumed = api.tune(resume="last", store=store, rounds=1)
+    resumed = api.tune(options=api.TuneOptions(store=store, rounds=1), resume="last")
     assert resumed.run_id == run.id and [r.round for r in resumed.records][:1] == [0]
 
 
 def test_a_done_run_is_not_resumed(toy: None, kernel: Path, tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite"
-    done = api.tune(kernel, store=store, rounds=1)
+    done = api.tune(kernel, api.TuneOptions(store=store, rounds=1))
     with pytest.raises(InputError, match="already done"):
-        api.tune(resume=str(done.run_id), store=store)
+        api.tune(options=api.TuneOptions(store=store), resume=str(done.run_id))
 
 
 def test_kernel_failure_is_the_verdict_kind() -> None:

@@ -16,39 +16,17 @@ from pragma_ncu.pool.runner import HostInfo, Runner
 from pragma_ncu.spec.file import check_shapes, load_spec
 from pragma_ncu.spec.model import MEMORY_LIMIT_BYTES, Memory, Shape
 from pragma_ncu.worker.guards import GUARD_BYTES, worker_memory
+from tests.scale_spec import scale_spec, write_spec
 
-SPEC = """
-[kernel]
-name = "scale"
-[launch]
-grid = ["ceil_div(n, 256)"]
-block = ["256"]
-[[args]]
-name = "x"
-dtype = "fp32"
-shape = ["n"]
-role = "input"
-[[args]]
-name = "y"
-dtype = "fp32"
-shape = ["n"]
-role = "output"
-[[args]]
-name = "n"
-dtype = "{n_type}"
-role = "scalar"
-value = "n"
-[[shapes]]
-name = "{name}"
-n = {n}
-"""
+
+def text(n: int | str, n_type: str = "int32", name: str = "s") -> str:
+    """The scale spec (no source line: scale.cu) with the scalar n in `n_type`, one shape."""
+    return scale_spec(n_type=n_type, shapes=((name, n),))
 
 
 def spec_at(tmp_path: Path, n: int | str, n_type: str = "int32", name: str = "s"):  # type: ignore[no-untyped-def]
     (tmp_path / "scale.cu").write_text('extern "C" __global__ void scale() {}\n')
-    path = tmp_path / "scale.toml"
-    path.write_text(SPEC.format(n=n, n_type=n_type, name=name))
-    return load_spec(path)
+    return load_spec(write_spec(tmp_path, n_type=n_type, shapes=((name, n),)))
 
 
 def test_a_dimension_of_ten_to_the_twelve_is_refused_at_the_spec_check(tmp_path: Path) -> None:
@@ -78,7 +56,7 @@ def test_integer_scalars_fit_their_type(tmp_path: Path, n_type: str, n: int, ok:
     small = Memory(2**62, "a test")  # the range is what is checked here, not the memory
     (tmp_path / "scale.cu").write_text("")
     path = tmp_path / "scale.toml"
-    path.write_text(SPEC.format(n=1, n_type=n_type, name="s"))
+    path.write_text(text(1, n_type))
     spec = load_spec(path)
     shape = Shape("big", (("n", n),))
     if ok:
@@ -129,12 +107,8 @@ def test_the_devices_memory_is_checked_once_the_worker_said_it(tmp_path: Path) -
     from pragma_ncu.backends.cpu.profiling import profile_kernel
 
     (tmp_path / "scale.c").write_text("void scale(float* x, float* y, int n) {}\n")
-    path = tmp_path / "scale.toml"
-    text = SPEC.format(n=16 << 20, n_type="int32", name="big")  # 64 MiB per array
-    launch = text[text.index("[launch]"):text.index("[[args]]")]
-    path.write_text(text.replace(launch, "").replace('name = "scale"',
-                                                     'name = "scale"\nsource = "scale.c"'))
-    spec = load_spec(path)
+    spec = load_spec(write_spec(tmp_path, "scale.c", launch="",
+                                shapes=(("big", 16 << 20),)))  # 64 MiB per array
     runner = cast(Runner, cast(Any, Host(64 << 20)))
     with pytest.raises(SpecError, match=r"shapes\[0\] \(big\).*the memory of this host "
                                         r"\(test host\)") as info:
@@ -148,7 +122,7 @@ def test_the_devices_memory_is_checked_once_the_worker_said_it(tmp_path: Path) -
 def _with(tmp_path: Path, old: str, new: str) -> Path:
     (tmp_path / "scale.cu").write_text('extern "C" __global__ void scale() {}\n')
     path = tmp_path / "scale.toml"
-    path.write_text(SPEC.format(n=1024, n_type="int32", name="s").replace(old, new, 1))
+    path.write_text(text(1024).replace(old, new, 1))
     return path
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from pragma_ncu.knowledge.compendium import Compendium
 from pragma_ncu.measure.stats import summarize
 from pragma_ncu.profile.profiles import KernelProfile, Metric, Profile, RuleResult, SourceLine
 from pragma_ncu.profile.read import read_csv_folder
@@ -67,11 +66,6 @@ def side(*kernels: KernelProfile, timings: tuple[Timing, ...] = (), label: str =
 
 def recorded(name: str) -> KernelProfile:
     return read_csv_folder(FIXTURES / name).kernels[0]
-
-
-@pytest.fixture(scope="module")
-def knowledge() -> Compendium:
-    return Compendium.load()
 
 
 # --- matching (kernel groups; tests/unit/test_triage_apps.py covers applications) -----------

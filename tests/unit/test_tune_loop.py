@@ -11,10 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -24,18 +21,12 @@ import pytest
 from pragma_ncu import backends, loop
 from pragma_ncu import loop as session
 from pragma_ncu.backends.base import CompiledSession, Target
-from pragma_ncu.backends.rules import SpecRules
-from pragma_ncu.coder.llm_coder import LLMCoder
 from pragma_ncu.coder.reply import parse_reply
-from pragma_ncu.conductor.rules import Policy
+from pragma_ncu.conductor.situation import Policy
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.diagnose.findings import Diagnosis, Roofline
-from pragma_ncu.infra.llm import LLMClient, LLMConfig
 from pragma_ncu.infra.settings import load_settings
 from pragma_ncu.infra.store import Store
-from pragma_ncu.knowledge.compendium import Compendium
-from pragma_ncu.loop.context import Context, TuneOptions
-from pragma_ncu.loop.rounds import variant_checker
 from pragma_ncu.measure.ceilings import ComputeCeiling, cache_compute
 from pragma_ncu.measure.measurement import Measurement, Status
 from pragma_ncu.measure.records import RoundRecord
@@ -43,14 +34,12 @@ from pragma_ncu.measure.roofline import ComputeRate
 from pragma_ncu.measure.traces import load_trace
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.report.trace import render_markdown
-from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import Phases
-from pragma_ncu.search.results import Budget, Evaluation
+from pragma_ncu.search.results import Evaluation
 from pragma_ncu.spec.file import load_spec
+from pragma_ncu.targets.rules import SpecRules
 from tests.fakes.llm_server import FakeLLMServer, Reply
-from tests.fakes.replay import load_recording
 from tests.fakes.tune import (
-    SimBackend,
     failing_at,
     load_profile,
     projected,
@@ -59,30 +48,12 @@ from tests.fakes.tune import (
     with_status,
 )
 from tests.fakes.tuner import H200_LIMITS
+from tests.tune_rig import TEMPLATED, Rig, make_rig, resumable_rig, silu, templated_rig
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATED = ROOT / "examples" / "templated" / "silu_and_mul.toml"
 NAIVE = ROOT / "examples" / "silu_and_mul.toml"
-TUNED = ("llama-7b", "llama-13b", "llama-70b")  # "odd" is the check shape
-SEARCH = SearchOptions(strategy="exhaustive", budget=Budget(evaluations=100), top_k=2, rounds=2)
 REWRITE = json.loads((ROOT / "tests/fixtures/llm/silu_rewrite.json").read_text())[
     "replies"][0]["content"]
-
-
-@cache
-def _silu() -> tuple[Evaluation, ...]:
-    evaluations, _ = load_recording(ROOT / "tests/fixtures/tuner/silu_and_mul-h200.results.json.gz")
-    return tuple(evaluations)
-
-
-def silu() -> list[Evaluation]:
-    """The templated silu's recorded search (BLOCK x VEC x ROWS, 72 points, all verified)."""
-    return list(_silu())
-
-
-@cache
-def compendium() -> Compendium:
-    return Compendium.load()
 
 
 def rewrite_code(reply: str = REWRITE) -> str:
@@ -98,57 +69,6 @@ def naive_recording() -> list[Evaluation]:
 def rewrite_recording() -> list[Evaluation]:
     """The reply's kernel (knobs BLOCK, VEC) behaves like the template at ROWS=1."""
     return projected(silu(), {"ROWS": 1})
-
-
-@dataclass
-class Rig:
-    ctx: Context
-    backend: SimBackend
-    server: FakeLLMServer | None = None
-    notices: list[str] = field(default_factory=list)
-
-    @property
-    def store(self) -> Store:
-        return self.ctx.store
-
-    @property
-    def run_id(self) -> str:
-        return self.ctx.run_id
-
-
-def make_rig(tmp: Path, spec_path: Path, recordings: dict[str, list[Evaluation]],
-             profiles: dict[str, str], *, policy: Policy | None = None,
-             server: FakeLLMServer | None = None, llm: dict[str, Any] | None = None,
-             store_path: Path | None = None, run_id: str | None = None,
-             save_profiles: bool = False,
-             notice: Callable[[str], None] | None = None) -> Rig:
-    """A run of `tune` over SimBackend: `recordings`/`profiles` keyed by kernel source text
-    (the text is hashed here), the coder on `server` when given."""
-    spec = load_spec(spec_path)
-    backend = SimBackend({text_hash(k): v for k, v in recordings.items()},
-                         {text_hash(k): load_profile(v) for k, v in profiles.items()},
-                         save_profiles=save_profiles)
-    store = Store.open(store_path or tmp / "runs.sqlite")
-    run_id = run_id or store.create_run(spec.kernel_name, str(spec.spec_path), {},
-                                        backend.device)
-    run_dir = tmp / "run"
-    base = tomllib.loads(spec.spec_path.read_text())
-    coder = None
-    if server is not None:
-        config = LLMConfig(model="fake-coder", base_url=server.base_url, api_key="sk-test",
-                           **{"timeout_s": 5.0, "max_retries": 1, "backoff_s": 0.0,
-                              **(llm or {})})
-        coder = LLMCoder(LLMClient(config), variant_checker(spec, base, run_dir, backend))
-    notices: list[str] = []
-    ctx = Context(spec, base, spec.spec_path.read_text(), backend, compendium(), store, run_id,
-                  run_dir, TuneOptions(TUNED, policy or Policy(), SEARCH, side_rounds=2), coder,
-                  "fake-coder@local" if coder else "none", notice or notices.append)
-    return Rig(ctx, backend, server, notices)
-
-
-def templated_rig(tmp: Path, **kw: Any) -> Rig:
-    source = TEMPLATED.with_name("silu_and_mul.cu").read_text()
-    return make_rig(tmp, TEMPLATED, {source: silu()}, {source: "silu_and_mul"}, **kw)
 
 
 def naive_rig(tmp: Path, server: FakeLLMServer | None, rewrite: list[Evaluation] | None = None,
@@ -448,7 +368,7 @@ import os, signal, sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from pragma_ncu import loop
-from tests.unit.test_tune_loop import resumable_rig
+from tests.tune_rig import resumable_rig
 
 rig = resumable_rig(Path({tmp!r}), {run_id!r})
 store = rig.store
@@ -473,15 +393,6 @@ else:  # in the middle of the round (begun, not closed): after its kill_rows-th 
 loop.run(rig.ctx)
 print("finished without being killed")
 """
-# the copy-ceiling target is out of reach, so the run goes on past its first search
-RESUME_POLICY = Policy(target_fraction=1.5, max_rounds=4)
-
-
-def resumable_rig(tmp: Path, run_id: str | None = None) -> Rig:
-    """The run that is killed and resumed: the templated silu, a retune after the search."""
-    return templated_rig(tmp, policy=RESUME_POLICY, run_id=run_id, save_profiles=True)
-
-
 def _killed_run(tmp: Path, kill_round: int, kill_rows: int | None) -> str:
     """Start the run in a child that SIGKILLs itself at the given point; its run id."""
     with Store.open(tmp / "runs.sqlite") as store:

@@ -16,21 +16,22 @@ import pytest
 
 from pragma_ncu import api, loop
 from pragma_ncu.cli.tune_cmd import MaxTime
-from pragma_ncu.conductor.rules import Policy, decide
+from pragma_ncu.conductor.rules import decide
+from pragma_ncu.conductor.situation import Policy
 from pragma_ncu.infra.errors import InputError
 from pragma_ncu.infra.store import Store
 from pragma_ncu.loop import budget
-from pragma_ncu.loop.context import Context, State, TuneOptions
+from pragma_ncu.loop.context import Context, RunPlan, State
 from pragma_ncu.measure.records import Decision, KernelState, RoundRecord
 from pragma_ncu.report.trace import search_line
-from pragma_ncu.search.autotune import SearchOptions
 from pragma_ncu.search.evaluator import RETEST
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.results import Budget, Evaluation
 from pragma_ncu.spec.file import load_spec
 from tests.fakes.tune import SimBackend, SimEvaluator, load_profile, text_hash
 from tests.fakes.tuner import measurement
-from tests.unit.test_conductor import situation
-from tests.unit.test_tune_loop import compendium
+from tests.situations import situation
+from tests.tune_rig import compendium
 
 ROOT = Path(__file__).resolve().parents[2]
 MOVES = ROOT / "examples" / "moves"
@@ -122,7 +123,7 @@ def moves_run(tmp: Path, us: float, seconds: float, max_time: float | None,
     store = Store.open(tmp / "runs.sqlite")
     run_id = store.create_run(spec.kernel_name, str(spec.spec_path), {}, backend.device)
     notices: list[str] = []
-    options = TuneOptions(("main",), Policy(max_rounds=rounds, max_time_s=max_time), SEARCH,
+    options = RunPlan(("main",), Policy(max_rounds=rounds, max_time_s=max_time), SEARCH,
                           side_rounds=3, max_time_s=max_time)
     ctx = Context(spec, tomllib.loads(spec.spec_path.read_text()), "", backend, compendium(),
                   store, run_id, tmp / "run", options, notice=notices.append)
@@ -182,4 +183,4 @@ def test_a_bad_max_time_is_a_usage_error(given: str) -> None:
 
 def test_the_api_takes_none_for_no_limit_and_refuses_zero() -> None:
     with pytest.raises(InputError, match="'max_time' takes a finite number > 0"):
-        api.tune(MOVES / "frames_wsum.cu", max_time=0)
+        api.tune(MOVES / "frames_wsum.cu", api.TuneOptions(max_time=0))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragma_ncu.infra.progress import Advance, Begin, End, Event, Note
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.parallel import PooledEvaluator
 from pragma_ncu.search.per_shape import tune_each_shape
 from pragma_ncu.search.results import Budget

@@ -3,37 +3,15 @@ tests/fixtures/tuner/): the decisions the tuner takes on real data, without a GP
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
-from pragma_ncu.search.results import Budget
-from pragma_ncu.search.serial import Problem
-from pragma_ncu.search.space import Space
-from pragma_ncu.spec.file import load_spec, spec_path_for
-from tests.fakes.replay import ReplayEvaluator, load_recording
-from tests.fakes.tuner import H200_LIMITS
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "tuner"
-KERNELS = {"silu_and_mul": "silu_and_mul.cu", "fused_add_rmsnorm": "fused_add_rmsnorm.cu.j2",
-           "merge_attn_states_lse": "merge_attn_states_lse.cu"}
-
-
-def _replay(name: str, strategy: str, budget: int, seed: int = 0, jitter: float = 0.0):  # type: ignore[no-untyped-def]
-    spec = load_spec(spec_path_for(ROOT / "examples" / "templated" / KERNELS[name]))
-    evaluations, meta = load_recording(FIXTURES / f"{name}-h200.results.json.gz")
-    shapes = tuple(spec.shape_named(s) for s in meta["shapes"])
-    problem = Problem(spec, shapes, Space.from_spec(spec), check_shapes=(spec.shape_named("odd"),))
-    evaluator = ReplayEvaluator(evaluations, H200_LIMITS, jitter_pct=jitter, seed=seed)
-    options = SearchOptions(strategy=strategy, budget=Budget(budget), seed=seed)
-    return tune_parameters(problem, evaluator, options, clock=evaluator.clock), meta
+from tests.fakes.replay import load_recording
+from tests.recorded_search import FIXTURES, KERNELS, replay
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_replayed_exhaustive_search_takes_the_recorded_decision(name: str) -> None:
-    result, meta = _replay(name, "exhaustive", 500)
+    result, meta = replay(name, "exhaustive", 500)
     assert result.stats.evaluated == meta["stats"]["evaluated"]
     assert result.best_point == meta["best_point"]
     for shape, verdict in result.per_shape:
@@ -52,8 +30,8 @@ def test_every_recorded_point_was_verified_at_the_odd_shape_too() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_tpe_with_a_third_of_the_budget_comes_within_3pct(seed: int) -> None:
-    exhaustive, _ = _replay("silu_and_mul", "exhaustive", 500)
-    tpe, _ = _replay("silu_and_mul", "tpe", 24, seed=seed)
+    exhaustive, _ = replay("silu_and_mul", "exhaustive", 500)
+    tpe, _ = replay("silu_and_mul", "tpe", 24, seed=seed)
     assert tpe.stats.evaluated == 24
     best, found = exhaustive.general.winner, tpe.general.winner
     assert best is not None and found is not None
@@ -61,6 +39,6 @@ def test_tpe_with_a_third_of_the_budget_comes_within_3pct(seed: int) -> None:
 
 
 def test_noise_in_the_retest_does_not_flip_the_winner_of_a_clear_gap() -> None:
-    result, meta = _replay("silu_and_mul", "exhaustive", 500, jitter=1.0, seed=5)
+    result, meta = replay("silu_and_mul", "exhaustive", 500, jitter=1.0, seed=5)
     assert result.general.accepted
     assert result.general.speedup is not None and result.general.speedup > 1.7

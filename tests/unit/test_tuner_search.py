@@ -12,7 +12,8 @@ from pragma_ncu.infra.errors import InputError
 from pragma_ncu.measure.measurement import Status
 from pragma_ncu.search import retest as retesting
 from pragma_ncu.search import strategies
-from pragma_ncu.search.autotune import SearchOptions, time_to_within, tune_parameters
+from pragma_ncu.search.autotune import time_to_within, tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.output import write_results
 from pragma_ncu.search.results import Budget, Evaluation, Retest, SearchResult, ShapeTime
 from pragma_ncu.search.serial import Problem, choose_strategy

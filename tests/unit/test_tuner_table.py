@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pragma_ncu.search import configs, table
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.output import write_table
 from pragma_ncu.search.results import Budget
 from pragma_ncu.search.serial import Problem

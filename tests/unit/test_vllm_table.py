@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from pragma_ncu.cli.main import cli
 from pragma_ncu.search import configs, table, vllm_table
-from pragma_ncu.search.autotune import SearchOptions, tune_parameters
+from pragma_ncu.search.autotune import tune_parameters
+from pragma_ncu.search.options import SearchOptions
 from pragma_ncu.search.output import TableFormat, write_table
 from pragma_ncu.search.results import Budget, SearchResult
 from pragma_ncu.search.serial import Problem

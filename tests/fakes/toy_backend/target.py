@@ -10,13 +10,13 @@ from typing import Any
 
 from pragma_ncu.backends.base import Notice, ProfileOptions, Session, Target
 from pragma_ncu.backends.results import BenchReport, ProfileRun
-from pragma_ncu.backends.rules import SpecRules
 from pragma_ncu.diagnose.engine import Rules
 from pragma_ncu.infra.settings import Settings
 from pragma_ncu.pool.workers import WorkerPool
 from pragma_ncu.profile.profiles import KernelProfile
 from pragma_ncu.search.evaluator import Phases
 from pragma_ncu.spec.model import ParamValue, Shape, TaskSpec
+from pragma_ncu.targets.rules import SpecRules
 from pragma_ncu.worker.protocol import TimingConfig
 
 RULES = SpecRules("toy", (".toy",), launch_required=False, dtypes=("fp32", "fp64", "int32"),
