@@ -88,9 +88,12 @@ def find_swaps(paired: Sequence[tuple[KernelGroup, KernelGroup]],
         new = tuple(sorted((added[i] for i in call_n), key=lambda g: -g.total_us))
         if len(slots) < MIN_PLACES_UNNAMED and _one_family(base + new) is None:
             continue
+        samples_b, samples_n = (_samples(call_b, base_slots, slots),
+                                _samples(call_n, new_slots, slots))
+        if min(samples_b + samples_n) <= 0:
+            continue  # launches without a duration (a CPU collector's): no call time to judge
         times = "once" if len(slots) == 1 else f"{len(slots)} times"
-        swaps.append(Swap(base, new, _samples(call_b, base_slots, slots),
-                          _samples(call_n, new_slots, slots),
+        swaps.append(Swap(base, new, samples_b, samples_n,
                           f"{CALL_SITE}: at the same place in the launch order {times}"
                           + _kind_words(base + new)))
     return sorted(swaps, key=lambda s: min(g.first_index for g in s.base))

@@ -272,3 +272,22 @@ def test_operations_read_one_spelling_each():
     assert operations("cub::X<fixed_size_segmented_reduce::policy_hub<float, int, "
                       "nan_handling_max<float>>>") == {"max"}
     assert operations("cupy_copy__float32_float16") == frozenset()
+
+
+def test_launches_without_a_duration_form_no_swap():
+    """A CPU collector measures no launch's duration: a call has no time to be judged by, so
+    its groups stay added and removed (the one-side rule, on the timing runs, counts them)."""
+    from pragma_ncu.profile.profiles import KernelProfile
+    from pragma_ncu.triage.callsite import find_swaps
+    from pragma_ncu.triage.groups import KernelGroup, LaunchConfig
+
+    def group(name: str, indices: list[int], duration: float | None) -> KernelGroup:
+        launches = tuple(KernelProfile(name, "", i, {}) for i in indices)
+        return KernelGroup(name, name, LaunchConfig(), launches, (duration,) * len(indices))
+
+    anchor = (group("embed", [0, 3, 6], 5.0), group("embed", [0, 3, 6], 5.0))
+    old, new = group("sgemm_v1", [1, 4, 7], None), group("sgemm_v2", [1, 4, 7], None)
+    assert find_swaps([anchor], [old], [new]) == []
+    timed_old, timed_new = group("sgemm_v1", [1, 4, 7], 10.0), group("sgemm_v2", [1, 4, 7], 12.0)
+    (swap,) = find_swaps([anchor], [timed_old], [timed_new])
+    assert swap.base_samples == (10.0,) * 3 and swap.new_samples == (12.0,) * 3
