@@ -105,6 +105,12 @@ class LLMRequest:
                                                 self.timeout_s)
 
 
+# The fields of TuneOptions a run records and a resumed run takes back (the others say where
+# and how to run, as given each time; the pool is recorded, and handed back by resumed_pool).
+RECORDED = ("shapes", "rounds", "target", "patience", "budget", "time_budget", "move_points",
+            "strategy", "seed", "retest_rounds", "max_time", "kernel_name")
+
+
 @dataclass(frozen=True)
 class TuneOptions:
     """How `tune` runs (docs/tune.md), checked when made (counts of 1 or more, fractions in
@@ -143,23 +149,19 @@ class TuneOptions:
 
     def record(self, task: TaskSpec, llm: LLMConfig | None) -> dict[str, Any]:
         """What the run store keeps of them (no secret: the LLM's model only)."""
-        return {"shapes": [s.name for s in shapes_of(task, self.shapes)], "rounds": self.rounds,
-                "target": self.target, "patience": self.patience, "budget": self.budget,
-                "time_budget": self.time_budget, "move_points": self.move_points,
-                "strategy": self.strategy, "seed": self.seed,
-                "retest_rounds": self.retest_rounds, "max_time": self.max_time,
-                "kernel_name": self.kernel_name, "llm": llm.model if llm else "none",
+        return {**{name: getattr(self, name) for name in RECORDED},
+                "shapes": [s.name for s in shapes_of(task, self.shapes)],
+                "llm": llm.model if llm else "none",
                 "pool": self.pool.to_json() if self.pool is not None and self.pool.wanted
                 else None}
 
     def recorded(self, config: dict[str, Any]) -> TuneOptions:
         """A resumed run's options: what its record says (a run recorded before a field
         existed gets its default), where and how to run as given now."""
-        known = {name: config[name] for name in (
-            "shapes", "rounds", "target", "patience", "budget", "time_budget", "move_points",
-            "strategy", "seed", "retest_rounds", "max_time", "kernel_name") if name in config}
+        known = {name: config[name] for name in RECORDED if name in config}
         return replace(TuneOptions(**known), store=self.store, arch=self.arch,
                        timeout=self.timeout, pool=self.pool)
+
 
     def plan(self, task: TaskSpec, llm: bool, jobs: int) -> loop.RunPlan:
         """What the loop runs by: the conductor's policy and the search's options, each made

@@ -21,6 +21,7 @@ from pragma_ncu.profile.profiles import Profile
 from pragma_ncu.report import markdown as md
 from pragma_ncu.report import terminal
 from pragma_ncu.report.diagnosis import explain_markdown, explain_text, lower_precision_words
+from pragma_ncu.report.terminal import short_name
 from pragma_ncu.report.triage_overview import duration_text
 from pragma_ncu.triage.causes import number
 
@@ -95,17 +96,6 @@ def _middle(value: str, width: int) -> str:
         return value
     head = (width - 3 + 1) // 2
     return value[:head] + "..." + value[len(value) - (width - 3 - head):]
-
-
-def short_name(name: str) -> str:
-    """'at::native::reduce_kernel<512, 1>' -> 'reduce_kernel<512, 1>': the namespaces (the
-    parts before a '::' outside template brackets) dropped."""
-    depth, start = 0, 0
-    for i, ch in enumerate(name):
-        depth += {"<": 1, ">": -1}.get(ch, 0)
-        if depth == 0 and name.startswith("::", i):
-            start = i + 2
-    return name[start:] or name
 
 
 def evidence_words(d: Diagnosis, width: int = 60) -> str:

@@ -73,3 +73,14 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str], width: int,
 def _cut_lines(cell: str, limit: int) -> str:
     return "\n".join(line if len(line) <= limit else line[: limit - 3] + "..."
                      for line in cell.splitlines())
+
+
+def short_name(name: str) -> str:
+    """'at::native::reduce_kernel<512, 1>' -> 'reduce_kernel<512, 1>': the namespaces (the
+    parts before a '::' outside template brackets) dropped."""
+    depth, start = 0, 0
+    for i, ch in enumerate(name):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if depth == 0 and name.startswith("::", i):
+            start = i + 2
+    return name[start:] or name

@@ -8,7 +8,6 @@ pull-request comment); `--kernel NAME` shows a group's full detail instead
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from tabulate import tabulate
@@ -149,15 +148,12 @@ def row_cells(index: int, change: Change, report: TriageReport, room: int = 0) -
             pct(d.delta_pct), interval_text(g), *tail]
 
 
-_NAMESPACE = re.compile(r"^(?:[A-Za-z_][\w]*::|<unnamed>::|\(anonymous namespace\)::)+")
-
-
 def fitted_name(name: str, room: int) -> str:
     """A kernel name in `room` characters: whole if it fits, else without its leading
     namespaces (`at::<unnamed>::`), then cut."""
     if len(name) <= room:
         return name
-    return _cut(_NAMESPACE.sub("", name), max(room, 4))
+    return _cut(terminal.short_name(name), max(room, 4))
 
 
 def row_headers(report: TriageReport) -> list[str]:
@@ -190,7 +186,7 @@ def swap_text(group: GroupTriage, report: TriageReport) -> str:
     m, detail = group.match, group.detail
     word = {REGRESSION: "slower", IMPROVEMENT: "faster", UNDECIDED: "too noisy to decide",
             UNCHANGED: "same time"}[group.verdict]
-    was = kernel_label(_NAMESPACE.sub("", m.base.name), SWAP_NAME) + (
+    was = kernel_label(terminal.short_name(m.base.name), SWAP_NAME) + (
         f" +{len(m.base_also)}" if m.base_also else "")
     classes = f" ({detail.class_base} -> {detail.class_new})" if detail else ""
     cause = _verdict_cause(group) if group.verdict in (REGRESSION, IMPROVEMENT) else ""

@@ -29,6 +29,7 @@ occurrence, the samples the verdict compares (compare.call_change).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ SWAP_COVERAGE = 0.5  # the share of each group's launches that must stand where 
 # A call whose kernels' names do not all say what they do must form in this many places (the
 # iterations of a loop) before position alone pairs it; one place is enough where they agree.
 MIN_PLACES_UNNAMED = 2
+
 
 @dataclass(frozen=True)
 class Swap:
@@ -105,11 +107,8 @@ def _slots(leftovers: Sequence[KernelGroup], aligned: list[int]) -> dict[int, li
                        for k, d in zip(g.launches, g.durations, strict=True)),
                       key=lambda x: x.index)
     out: dict[int, list[_Launch]] = defaultdict(list)
-    position = 0
     for launch in launches:
-        while position < len(aligned) and aligned[position] < launch.index:
-            position += 1
-        out[position].append(launch)
+        out[bisect_left(aligned, launch.index)].append(launch)
     return out
 
 

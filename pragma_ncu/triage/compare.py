@@ -58,15 +58,11 @@ def group_change(base: KernelGroup, new: KernelGroup, base_timing: Timing | None
     estimate = stats.shift_ratio(base.durations_us, new.durations_us, CONFIDENCE)
     if estimate is not None:
         return _by_launches(estimate, b_ncu, n_ncu, threshold_pct, counts)
-    delta = stats.relative_change_pct(b_ncu, n_ncu)
     only = ("BASE" if base_timing else "NEW") if (base_timing or new_timing) else ""
     sample = ("one ncu measurement per side" if base.count == new.count == 1 else
               f"too few launches for a confidence interval ({base.count} + {new.count})")
-    note = (f"{sample} (timing only on {only}): " if only else f"{sample}: ") + \
-        "no noise estimate, decided by the threshold"
-    return DurationChange(b_ncu, n_ncu, delta, "ncu", verdict(delta, threshold_pct),
-                          ncu_base_us=b_ncu, ncu_new_us=n_ncu, note=note,
-                          launches_base=counts[0], launches_new=counts[1])
+    return _by_threshold(b_ncu, n_ncu, threshold_pct, counts,
+                         f"{sample} (timing only on {only})" if only else sample)
 
 
 def call_change(base_us: Sequence[float], new_us: Sequence[float], threshold_pct: float
@@ -79,10 +75,17 @@ def call_change(base_us: Sequence[float], new_us: Sequence[float], threshold_pct
     estimate = stats.shift_ratio(base_us, new_us, CONFIDENCE)
     if estimate is not None:
         return _by_launches(estimate, b, n, threshold_pct, counts, "calls")
+    return _by_threshold(b, n, threshold_pct, counts, "too few calls for a confidence interval "
+                         f"({counts[0]} + {counts[1]})")
+
+
+def _by_threshold(b: float, n: float, threshold_pct: float, counts: tuple[int, int],
+                  sample: str) -> DurationChange:
+    """Rule 3: too few samples for an interval (`sample` says why): the medians against the
+    threshold alone."""
     delta = stats.relative_change_pct(b, n)
     return DurationChange(b, n, delta, "ncu", verdict(delta, threshold_pct), ncu_base_us=b,
-                          ncu_new_us=n, note=f"too few calls for a confidence interval "
-                          f"({counts[0]} + {counts[1]}): no noise estimate, decided by the "
+                          ncu_new_us=n, note=f"{sample}: no noise estimate, decided by the "
                           "threshold", launches_base=counts[0], launches_new=counts[1])
 
 

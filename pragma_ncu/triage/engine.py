@@ -90,23 +90,17 @@ def triage(base: Side, new: Side, knowledge: Knowledge, *,
     # Explained: every changed group, every swap (each side's bottleneck), whatever was named
     wanted = [(m, d) for m, d in judged if d.verdict != UNCHANGED or m.swapped or kernel]
     removed, added = costliest(matching.removed), costliest(matching.added)
-    also_b = [g for m, _ in wanted for g in m.base_also]
-    also_n = [g for m, _ in wanted for g in m.new_also]
     reps = [(m.base.representative(), m.new.representative()) for m, _ in wanted]
     # The complete profiles of every launch explained below, read in one go per side.
-    full_b = _full(base, [b for b, _ in reps] + [g.representative() for g in removed + also_b])
-    full_n = _full(new, [n for _, n in reps] + [g.representative() for g in added + also_n])
+    full_b = _full(base, [b for b, _ in reps] + [g.representative() for g in removed])
+    full_n = _full(new, [n for _, n in reps] + [g.representative() for g in added])
     details = explain_groups(wanted, reps, full_b, full_n, base, new, knowledge, threshold_pct)
     groups = sorted((_with_evidence(GroupTriage(m, d, details.get(id(m))), knowledge)
                      for m, d in judged), key=_rank)
-    own = {**one_side_diagnoses(removed + also_b, base, full_b, knowledge),
-           **one_side_diagnoses(added + also_n, new, full_n, knowledge)}
+    own = {**one_side_diagnoses(removed, base, full_b, knowledge),
+           **one_side_diagnoses(added, new, full_n, knowledge)}
     lower = {sig: d.roofline.lower_precision for sig, d in own.items()
              if d.roofline.lower_precision}
-    for g in groups:
-        if g.detail is not None:
-            lower.update({side.signature: found for side, found in (
-                (g.match.base, g.detail.lower_base), (g.match.new, g.detail.lower_new)) if found})
     return TriageReport(base, new, threshold_pct, tuple(groups), matching.removed,
                         matching.added, side_notes(base, new, matching) + common_notes(groups),
                         {sig: d.classification for sig, d in own.items()},

@@ -377,7 +377,7 @@ class TriageReport:
     one_side_causes: dict[str, str] = field(default_factory=dict)  # signature -> top cause
     device_word: str = "GPU"  # how the sides' target names its device ("GPU", "CPU")
     # signature -> the lower-precision ceiling of an FP32 GEMM-like kernel on SIMT pipes, for
-    # every kernel diagnosed (both sides of an explained pair, each kernel on one side only)
+    # the kernels on one side only (an explained pair's are its detail's lower_base, lower_new)
     lower_precision: dict[str, tuple[LowerPrecision, ...]] = field(default_factory=dict)
 
     def count(self, verdict: str, swaps: bool = True) -> int:
